@@ -1,0 +1,100 @@
+"""Turning a compiled config into live components: envs, the policy (with env-derived model shapes), the buffer."""
+import os
+from dataclasses import dataclass
+from typing import Optional, Sequence, Tuple, Union
+
+import gymnasium as gym
+import torch
+from easydict import EasyDict
+
+from ding_lite.config import compile_config
+from ding_lite.envs import EnvSpec, make_vector_env
+from ding_lite.policy import Policy
+from ding_lite.utils import BUFFER_REGISTRY, POLICY_REGISTRY, ConfigError, UserError
+
+ConfigInput = Union[dict, Tuple[dict, dict]]
+
+
+def run_dir_name(exp_name: str, seed: int) -> str:
+    """Every run lives in ``<exp_name>_seed<N>``, so seeds of one experiment sit side by side."""
+    return f"{exp_name}_seed{seed}"
+
+
+def prepare_run_dir(run_dir: str, resume: bool) -> None:
+    """Refuse to overwrite an existing run; on ``--resume`` require the run's last checkpoint."""
+    last = os.path.join(run_dir, "ckpt", "ckpt_last.pth.tar")
+    if resume:
+        if not os.path.isfile(last):
+            raise UserError(f"--resume: '{last}' not found; a run can be resumed once it has written its last "
+                            f"checkpoint (at exit or Ctrl-C). Run without --resume to start it.")
+    elif os.path.exists(run_dir):
+        raise UserError(f"run directory '{run_dir}' already exists; continue it with --resume, or choose another "
+                        f"name with --exp-name (it is never overwritten)")
+
+
+def resolve_env_spaces(cfg: EasyDict, spec: EnvSpec) -> None:
+    """Fill ``policy.action_space`` ('auto') and the model's obs/action shapes from the env; check given ones."""
+    policy = cfg.policy
+    if policy.action_space == "auto":
+        policy.action_space = spec.action_space_type
+    elif policy.action_space != spec.action_space_type:
+        raise ConfigError(f"policy.action_space='{policy.action_space}' but env '{cfg.env.env_id or cfg.env.type}' "
+                          f"has a {spec.action_space_type} action space; set policy.action_space='auto'")
+    env_facts = {
+        "obs_shape": spec.obs_shape[0] if len(spec.obs_shape) == 1 else list(spec.obs_shape),
+        "action_shape": list(spec.nvec) if spec.nvec else spec.action_shape,
+        "action_space": spec.action_space_type,
+    }
+    for key, value in env_facts.items():
+        if key not in policy.model:
+            continue
+        given = policy.model[key]
+        if given is None:
+            policy.model[key] = value
+        elif _as_list(given) != _as_list(value):
+            raise ConfigError(f"policy.model.{key}={given!r} does not match the env's {value!r}; remove it to use "
+                              f"the env's")
+
+
+def _as_list(x) -> list:
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+@dataclass
+class Components:
+    cfg: EasyDict
+    collector_env: Optional[gym.vector.VectorEnv]
+    evaluator_env: gym.vector.VectorEnv
+    spec: EnvSpec
+    policy: Policy
+
+
+def build(cfg: EasyDict, seed: int, model: Optional[torch.nn.Module] = None, collect: bool = True,
+          enable_field: Sequence[str] = ("learn", "collect", "eval")) -> Components:
+    """Create the vector envs (collector seeded ``seed``, evaluator ``seed + 10_000``) and the policy."""
+    collector_env = make_vector_env(cfg.env, cfg.env.collector_env_num, seed) if collect else None
+    evaluator_env = make_vector_env(cfg.env, cfg.env.evaluator_env_num, seed + 10_000)
+    probe = collector_env or evaluator_env
+    spec = EnvSpec.from_spaces(probe.single_observation_space, probe.single_action_space)
+    resolve_env_spaces(cfg, spec)
+    policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model, enable_field=enable_field)
+    return Components(cfg, collector_env, evaluator_env, spec, policy)
+
+
+def build_buffer(cfg: EasyDict, seed: int):
+    buffer_cfg = cfg.policy.other.replay_buffer
+    return BUFFER_REGISTRY.get(buffer_cfg.type)(buffer_cfg, seed=seed)
+
+
+def split_input(input_cfg: ConfigInput) -> Tuple[dict, dict]:
+    """``(main_config, create_config)`` from either that tuple or a bare main_config."""
+    if isinstance(input_cfg, (tuple, list)):
+        if len(input_cfg) != 2:
+            raise UserError("pass the config as main_config or as (main_config, create_config)")
+        return input_cfg[0], input_cfg[1]
+    return input_cfg, {}
+
+
+def compile_input(input_cfg: ConfigInput, seed: int, overrides=None, exp_name: Optional[str] = None) -> EasyDict:
+    main_config, create_config = split_input(input_cfg)
+    return compile_config(main_config, create_config, overrides, seed=seed, exp_name=exp_name)

@@ -1,0 +1,63 @@
+"""The ``ding_lite`` command line."""
+import os
+import sys
+from typing import Optional, Tuple
+
+import click
+
+from ding_lite.config import read_config_file
+from ding_lite.utils import UserError
+
+MODES = ("serial", "eval")
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-m", "--mode", type=click.Choice(MODES), default="serial", show_default=True,
+              help="serial: train in one process; eval: evaluate a checkpoint (--load-path).")
+@click.option("-c", "--config", "config_path", required=True, help="Config file (.py defining main_config).")
+@click.option("-s", "--seed", "seeds", type=int, multiple=True,
+              help="Seed; repeat for several runs, each in <exp_name>_seed<N>. Default: 0.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a config key, e.g. --set policy.learn.learning_rate=3e-4 (repeatable).")
+@click.option("--env-step", "max_env_step", type=int, default=None, help="Stop after this many env steps.")
+@click.option("--train-iter", "max_train_iter", type=int, default=None, help="Stop after this many train iters.")
+@click.option("--exp-name", default=None, help="Run name (overrides exp_name of the config).")
+@click.option("--resume", is_flag=True, help="Continue the run from its ckpt/ckpt_last.pth.tar.")
+@click.option("--load-path", default=None, help="Checkpoint to evaluate (-m eval).")
+@click.option("--episodes", type=int, default=None, help="Episodes for -m eval (default env.n_evaluator_episode).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on the terminal (they still go to log/).")
+def main(mode: str, config_path: str, seeds: Tuple[int, ...], overrides: Tuple[str, ...],
+         max_env_step: Optional[int], max_train_iter: Optional[int], exp_name: Optional[str], resume: bool,
+         load_path: Optional[str], episodes: Optional[int], quiet: bool) -> None:
+    """Train or evaluate a ding_lite config, e.g. ``ding_lite -m serial -c dizoo_configs/cartpole_impala.py -s 0``."""
+    sys.path.insert(0, os.getcwd())  # user modules named in import_names resolve from where the user runs
+    try:
+        config = read_config_file(config_path)
+        seeds = seeds or (0,)
+        if mode == "eval":
+            if load_path is None:
+                raise UserError("-m eval needs --load-path PATH (e.g. <run_dir>/ckpt/ckpt_best.pth.tar)")
+            from ding_lite.entry.eval import eval_pipeline
+            for seed in seeds:
+                result = eval_pipeline(config, load_path, seed, overrides=list(overrides), n_episode=episodes)
+                click.echo(f"seed {seed}: return {result['return_mean']:.2f} +- {result['return_std']:.2f} "
+                           f"(min {result['return_min']:.2f}, max {result['return_max']:.2f}) over "
+                           f"{result['episodes']} episodes; checkpoint at train_iter {result['train_iter']}, "
+                           f"env_step {result['env_step']}")
+            return
+        if load_path is not None:
+            raise UserError("--load-path is for -m eval; to continue a training run use --resume")
+        from ding_lite.entry.serial import serial_pipeline
+        for seed in seeds:
+            serial_pipeline(config, seed, max_train_iter=max_train_iter, max_env_step=max_env_step,
+                            overrides=list(overrides), exp_name=exp_name, resume=resume, quiet=quiet)
+    except UserError as err:
+        click.echo(f"ding_lite: error: {err}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("ding_lite: interrupted; the last checkpoint and result.json were written", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+"""Evaluate a checkpoint: ``ding_lite -m eval -c CONFIG --load-path PATH``."""
+from typing import Any, Dict, List, Optional
+
+from ding_lite.utils import UserError, set_seed
+from ding_lite.worker import Evaluator, load_checkpoint
+
+from .build import ConfigInput, build, compile_input
+
+
+def eval_pipeline(input_cfg: ConfigInput, load_path: str, seed: int = 0, *, overrides: Optional[List[str]] = None,
+                  n_episode: Optional[int] = None) -> Dict[str, Any]:
+    """Load the model weights of ``load_path`` into the config's policy and evaluate it; returns the statistics.
+
+    ``n_episode`` (default ``env.n_evaluator_episode``) must be a multiple of ``env.evaluator_env_num``.
+    """
+    cfg = compile_input(input_cfg, seed, overrides)
+    state = load_checkpoint(load_path)
+    set_seed(seed)
+    parts = build(cfg, seed, collect=False, enable_field=("eval",))
+    try:
+        parts.policy.model.load_state_dict(state["policy"]["model"])
+    except RuntimeError as err:
+        raise UserError(f"checkpoint '{load_path}' does not fit this config's model (was it trained with another "
+                        f"config?): {err}") from None
+    episodes = n_episode or cfg.env.n_evaluator_episode
+    if episodes % cfg.env.evaluator_env_num:
+        raise UserError(f"--episodes {episodes} must be a multiple of env.evaluator_env_num="
+                        f"{cfg.env.evaluator_env_num}")
+    evaluator = Evaluator(parts.evaluator_env, parts.policy.eval_mode, episodes, 1, parts.spec.action_low,
+                          parts.spec.action_high)
+    try:
+        result = evaluator.eval(int(state["counters"]["train_iter"]))
+    finally:
+        evaluator.close()
+    result["train_iter"] = int(state["counters"]["train_iter"])
+    result["env_step"] = int(state["counters"]["env_step"])
+    return result

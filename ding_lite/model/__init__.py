@@ -1,0 +1,2 @@
+"""Model templates registered in MODEL_REGISTRY."""
+from .vac import VAC

@@ -1,0 +1,69 @@
+"""VAC: a value-actor-critic network (shared encoder, policy head, value head), the IMPALA default model."""
+from typing import Dict, List, Sequence, Union
+
+import torch
+from torch import nn
+
+from ding_lite.torch_utils.network import flat_dim, mlp
+from ding_lite.utils import MODEL_REGISTRY
+
+
+@MODEL_REGISTRY.register("vac")
+class VAC(nn.Module):
+    """Maps observations ``(B, *obs_shape)`` to ``logit`` and ``value`` ``(B,)``.
+
+    ``logit`` is ``(B, A)`` for 'discrete', ``(B, sum(nvec))`` for 'multi_discrete' (heads concatenated), and a dict
+    ``{'mu', 'sigma'}`` of ``(B, A)`` for 'continuous' (state-independent log-std when ``sigma_type='independent'``,
+    a head output when 'conditioned'). ``obs_shape``/``action_shape`` default to the env's.
+    """
+
+    def __init__(self, obs_shape: Union[int, Sequence[int]] = None, action_shape: Union[int, Sequence[int]] = None,
+                 action_space: str = "discrete", share_encoder: bool = True,
+                 encoder_hidden_size_list: List[int] = (128, 128), actor_head_hidden_size: int = 64,
+                 actor_head_layer_num: int = 1, critic_head_hidden_size: int = 64, critic_head_layer_num: int = 1,
+                 activation: str = "relu", sigma_type: str = "independent", init_sigma: float = 1.0) -> None:
+        super().__init__()
+        if obs_shape is None or action_shape is None:
+            raise ValueError("VAC needs obs_shape and action_shape (the pipelines fill them from the env)")
+        if action_space not in ("discrete", "continuous", "multi_discrete"):
+            raise ValueError(f"VAC: unknown action_space '{action_space}'")
+        self.action_space = action_space
+        self.nvec = list(action_shape) if action_space == "multi_discrete" else None
+        out_dim = sum(self.nvec) if self.nvec else int(action_shape)
+        obs_dim = flat_dim(obs_shape)
+        hidden = list(encoder_hidden_size_list)
+        self.actor_encoder = mlp(obs_dim, hidden, act=activation)
+        self.critic_encoder = self.actor_encoder if share_encoder else mlp(obs_dim, hidden, act=activation)
+        enc_dim = hidden[-1] if hidden else obs_dim
+        self.actor_head = mlp(enc_dim, [actor_head_hidden_size] * actor_head_layer_num, out_dim, activation, 0.01)
+        self.critic_head = mlp(enc_dim, [critic_head_hidden_size] * critic_head_layer_num, 1, activation, 1.0)
+        self.sigma_type = sigma_type
+        if action_space == "continuous":
+            if sigma_type == "independent":
+                self.log_sigma = nn.Parameter(torch.full((out_dim,), float(torch.tensor(init_sigma).log())))
+            elif sigma_type == "conditioned":
+                self.sigma_head = mlp(enc_dim, [actor_head_hidden_size], out_dim, activation, 0.01)
+            else:
+                raise ValueError(f"VAC: sigma_type must be 'independent' or 'conditioned', got '{sigma_type}'")
+
+    def _logit(self, feature: torch.Tensor) -> Union[torch.Tensor, Dict[str, torch.Tensor]]:
+        out = self.actor_head(feature)
+        if self.action_space != "continuous":
+            return out
+        if self.sigma_type == "independent":
+            sigma = self.log_sigma.clamp(-5.0, 2.0).exp().expand_as(out)
+        else:
+            sigma = self.sigma_head(feature).clamp(-5.0, 2.0).exp()
+        return {"mu": out, "sigma": sigma}
+
+    def forward(self, obs: torch.Tensor, mode: str = "compute_actor_critic") -> Dict[str, torch.Tensor]:
+        """``mode`` is 'compute_actor' (logit), 'compute_critic' (value) or 'compute_actor_critic' (both)."""
+        obs = obs.flatten(1) if obs.dim() > 2 else obs
+        out = {}
+        actor_feature = self.actor_encoder(obs)
+        if mode in ("compute_actor", "compute_actor_critic"):
+            out["logit"] = self._logit(actor_feature)
+        if mode in ("compute_critic", "compute_actor_critic"):
+            critic_feature = actor_feature if self.critic_encoder is self.actor_encoder else self.critic_encoder(obs)
+            out["value"] = self.critic_head(critic_feature).squeeze(-1)
+        return out

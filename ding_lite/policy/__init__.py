@@ -1,0 +1,3 @@
+"""Policies (POLICY_REGISTRY entries) and the Policy base class users subclass."""
+from .base_policy import CollectMode, EvalMode, LearnMode, Policy
+from .impala import IMPALAPolicy

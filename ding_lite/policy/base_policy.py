@@ -1,0 +1,202 @@
+"""The Policy base class: one object, three modes (learn, collect, eval) handed to the workers, and two hooks.
+
+Unlike DI-engine, hooks see batched tensors: ``_process_transition`` is called once per vector-env step with every
+env's data stacked (leading dim = env), and ``_get_train_sample`` once per finished segment of ``unroll_len`` steps
+with time-major tensors ``(T, N_env, ...)``. That keeps per-env Python loops out of the collection hot path.
+"""
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+from easydict import EasyDict
+
+from ding_lite.utils import MODEL_REGISTRY, Configurable, ConfigError, UserError, import_modules
+
+
+@dataclass(frozen=True)
+class LearnMode:
+    """What the learner calls: ``forward(batch) -> dict of scalars``, checkpoint state and the names it logs."""
+
+    forward: Callable[[Dict[str, Any]], Dict[str, float]]
+    state_dict: Callable[[], Dict[str, Any]]
+    load_state_dict: Callable[[Dict[str, Any]], None]
+    monitor_vars: Callable[[], List[str]]
+
+
+@dataclass(frozen=True)
+class CollectMode:
+    """What the collector calls: batched ``forward``, the two hooks, ``reset`` and the segment length."""
+
+    forward: Callable[..., Dict[str, Any]]
+    process_transition: Callable[..., Dict[str, torch.Tensor]]
+    get_train_sample: Callable[[Dict[str, torch.Tensor]], Dict[str, torch.Tensor]]
+    reset: Callable[[Optional[Sequence[int]]], None]
+    unroll_len: int
+
+
+@dataclass(frozen=True)
+class EvalMode:
+    """What the evaluator calls: batched ``forward`` returning a deterministic ``action``, and ``reset``."""
+
+    forward: Callable[[torch.Tensor], Dict[str, Any]]
+    reset: Callable[[Optional[Sequence[int]]], None]
+
+
+class Policy(Configurable):
+    """Base class of every policy. Subclasses set ``config``, ``default_model`` and the ``_init_*``/``_forward_*``
+    methods; ``_process_transition`` and ``_get_train_sample`` decide what a step stores and how it trains.
+    """
+
+    config = dict(
+        # (str) POLICY_REGISTRY name (set from create_config.policy.type).
+        type=None,
+        # (list) Modules imported before the lookup of ``type`` (so user policies can register themselves).
+        import_names=[],
+        # (bool) Put the model and training on the GPU. Needs a CUDA device.
+        cuda=False,
+        # (bool) Whether the algorithm is on-policy (informational; the pipelines treat every policy the same way).
+        on_policy=False,
+        # (bool) Prioritised replay. Not implemented yet in ding_lite: must stay False.
+        priority=False,
+        # (bool) Importance-sampling weights for prioritised replay. Not implemented yet: must stay False.
+        priority_IS_weight=False,
+        # (str) Action space of the env: 'auto' reads it from the env; or 'discrete', 'continuous', 'multi_discrete'.
+        action_space="auto",
+        # (int) Length T of the time-major segments the collector hands to ``_get_train_sample``.
+        unroll_len=1,
+        model=dict(),
+        learn=dict(
+            # (int) Learner updates after each collection (serial pipeline).
+            update_per_collect=1,
+            # (int) Train samples per update.
+            batch_size=64,
+            # (float) Optimiser step size.
+            learning_rate=1e-3,
+            # (float) Discount factor gamma.
+            discount_factor=0.99,
+        ),
+        collect=dict(
+            # (int) Train samples to collect per collection (rounded up to a multiple of collector_env_num).
+            n_sample=64,
+        ),
+        eval=dict(),
+        other=dict(),
+    )
+
+    @classmethod
+    def check_config(cls, cfg: EasyDict, path: str) -> None:
+        if cfg.priority or cfg.priority_IS_weight:
+            raise ConfigError(f"{path}.priority: prioritised replay is not implemented in ding_lite yet; set "
+                              f"{path}.priority=False and {path}.priority_IS_weight=False")
+        if cfg.action_space not in ("auto", "discrete", "continuous", "multi_discrete"):
+            raise ConfigError(f"{path}.action_space='{cfg.action_space}': must be one of 'auto', 'discrete', "
+                              f"'continuous', 'multi_discrete'")
+        for key in ("update_per_collect", "batch_size"):
+            if cfg.learn[key] < 1:
+                raise ConfigError(f"{path}.learn.{key}={cfg.learn[key]}: must be at least 1")
+        if cfg.learn.learning_rate <= 0:
+            raise ConfigError(f"{path}.learn.learning_rate={cfg.learn.learning_rate}: must be positive")
+        if not 0 <= cfg.learn.discount_factor <= 1:
+            raise ConfigError(f"{path}.learn.discount_factor={cfg.learn.discount_factor}: must be in [0, 1]")
+        if cfg.unroll_len < 1 or cfg.collect.n_sample < 1:
+            raise ConfigError(f"{path}.unroll_len and {path}.collect.n_sample must be at least 1")
+
+    def __init__(self, cfg: EasyDict, model: Optional[torch.nn.Module] = None,
+                 enable_field: Sequence[str] = ("learn", "collect", "eval")) -> None:
+        self._cfg = cfg
+        if cfg.cuda and not torch.cuda.is_available():
+            raise UserError("policy.cuda=True but torch sees no CUDA device; set policy.cuda=False "
+                            "(--set policy.cuda=False) or install a CUDA build of torch")
+        self._cuda = bool(cfg.cuda)
+        self._device = torch.device("cuda" if self._cuda else "cpu")
+        if model is None:
+            model = self._create_model(cfg.model)
+        self._model = model.to(self._device)
+        self._enable_field = tuple(enable_field)
+        for field in self._enable_field:
+            getattr(self, f"_init_{field}")()
+
+    def default_model(self) -> Tuple[str, List[str]]:
+        """The MODEL_REGISTRY name and import_names of the model this policy builds when none is given."""
+        raise NotImplementedError
+
+    def _create_model(self, model_cfg: EasyDict) -> torch.nn.Module:
+        model_type, import_names = self.default_model()
+        model_type = model_cfg.type or model_type
+        import_modules(list(import_names) + list(model_cfg.import_names), "policy.model.import_names")
+        kwargs = {k: v for k, v in model_cfg.items() if k not in ("type", "import_names")}
+        return MODEL_REGISTRY.build(model_type, **kwargs)
+
+    # ---- modes -------------------------------------------------------------------------------------------------
+    @property
+    def learn_mode(self) -> LearnMode:
+        return LearnMode(self._forward_learn, self._state_dict_learn, self._load_state_dict_learn,
+                         self._monitor_vars_learn)
+
+    @property
+    def collect_mode(self) -> CollectMode:
+        return CollectMode(self._forward_collect, self._process_transition, self._get_train_sample,
+                           self._reset_collect, int(self._cfg.unroll_len))
+
+    @property
+    def eval_mode(self) -> EvalMode:
+        return EvalMode(self._forward_eval, self._reset_eval)
+
+    @property
+    def model(self) -> torch.nn.Module:
+        return self._model
+
+    @property
+    def device(self) -> torch.device:
+        return self._device
+
+    @property
+    def cfg(self) -> EasyDict:
+        return self._cfg
+
+    # ---- learn -------------------------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        raise NotImplementedError
+
+    def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
+        raise NotImplementedError
+
+    def _state_dict_learn(self) -> Dict[str, Any]:
+        return {"model": self._model.state_dict(), "optimizer": self._optimizer.state_dict()}
+
+    def _load_state_dict_learn(self, state: Dict[str, Any]) -> None:
+        self._model.load_state_dict(state["model"])
+        self._optimizer.load_state_dict(state["optimizer"])
+
+    def _monitor_vars_learn(self) -> List[str]:
+        return ["cur_lr", "total_loss"]
+
+    # ---- collect -----------------------------------------------------------------------------------------------
+    def _init_collect(self) -> None:
+        pass
+
+    def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> Dict[str, Any]:
+        raise NotImplementedError
+
+    def _process_transition(self, obs: torch.Tensor, policy_output: Dict[str, Any],
+                            timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """One vector step -> one batched transition (leading dim = env). ``timestep`` holds ``next_obs`` (the true
+        final observation where an episode ended), ``reward``, ``terminated`` and ``truncated``."""
+        raise NotImplementedError
+
+    def _get_train_sample(self, segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """A time-major segment ``(T, N_env, ...)`` -> a batch of train samples with a leading sample dim."""
+        raise NotImplementedError
+
+    def _reset_collect(self, env_ids: Optional[Sequence[int]] = None) -> None:
+        pass
+
+    # ---- eval --------------------------------------------------------------------------------------------------
+    def _init_eval(self) -> None:
+        pass
+
+    def _forward_eval(self, obs: torch.Tensor) -> Dict[str, Any]:
+        raise NotImplementedError
+
+    def _reset_eval(self, env_ids: Optional[Sequence[int]] = None) -> None:
+        pass

@@ -1,0 +1,33 @@
+"""Optimizers (with the fastest available update kernel) and gradient clipping."""
+from typing import Iterable, Optional
+
+import torch
+
+
+def make_optimizer(name: str, params: Iterable[torch.nn.Parameter], lr: float, **kwargs) -> torch.optim.Optimizer:
+    """'adam' or 'rmsprop', using the multi-tensor (foreach) implementation: one kernel for all parameters."""
+    params = list(params)
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr, foreach=True, **kwargs)
+    if name == "rmsprop":
+        return torch.optim.RMSprop(params, lr=lr, foreach=True, **kwargs)
+    raise ValueError(f"unknown optimizer '{name}': use 'adam' or 'rmsprop'")
+
+
+class GradClipper:
+    """Clips gradients in place after ``backward``: 'clip_norm' (global L2 norm) or 'clip_value' (elementwise).
+
+    Calling it returns the global gradient norm before clipping (0.0 when clipping is off and it is not computed).
+    """
+
+    def __init__(self, clip_type: Optional[str], clip_value: float) -> None:
+        if clip_type not in (None, "clip_norm", "clip_value"):
+            raise ValueError(f"unknown grad_clip_type '{clip_type}'")
+        self.clip_type, self.clip_value = clip_type, clip_value
+
+    def __call__(self, params: Iterable[torch.nn.Parameter]) -> float:
+        if self.clip_type == "clip_norm":
+            return float(torch.nn.utils.clip_grad_norm_(params, self.clip_value, foreach=True))
+        if self.clip_type == "clip_value":
+            torch.nn.utils.clip_grad_value_(params, self.clip_value, foreach=True)
+        return 0.0

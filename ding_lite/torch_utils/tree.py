@@ -1,0 +1,29 @@
+"""Nested-dict tensor helpers: map and stack over the leaves of ``{key: tensor | nested dict}`` structures."""
+from typing import Any, Callable, Dict, List, Union
+
+import torch
+
+Tree = Union[torch.Tensor, Dict[str, Any]]
+
+
+def tree_map(fn: Callable[[torch.Tensor], torch.Tensor], tree: Tree) -> Tree:
+    """Apply ``fn`` to every tensor leaf of a nested dict (or to a bare tensor)."""
+    if isinstance(tree, dict):
+        return {k: tree_map(fn, v) for k, v in tree.items()}
+    return fn(tree)
+
+
+def tree_stack(trees: List[Tree], dim: int = 0) -> Tree:
+    """Stack a list of same-shaped nested dicts leaf by leaf: N trees of ``(...)`` -> one tree of ``(N, ...)``."""
+    first = trees[0]
+    if isinstance(first, dict):
+        return {k: tree_stack([t[k] for t in trees], dim) for k in first}
+    return torch.stack(trees, dim)
+
+
+def tree_cat(trees: List[Tree], dim: int = 0) -> Tree:
+    """Concatenate a list of same-structured nested dicts leaf by leaf along ``dim``."""
+    first = trees[0]
+    if isinstance(first, dict):
+        return {k: tree_cat([t[k] for t in trees], dim) for k in first}
+    return torch.cat(trees, dim)

@@ -1,0 +1,121 @@
+"""SampleCollector: steps a vector env with the policy's collect mode and returns batches of train samples.
+
+The hot loop is vectorised over envs: one policy forward, one ``env.step`` and one ``_process_transition`` per
+vector step; every ``unroll_len`` steps the time-major segment ``(T, N_env, ...)`` goes through
+``_get_train_sample`` once. Only finished episodes' bookkeeping touches individual envs.
+"""
+from typing import Any, Dict, List, Optional
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from ding_lite.policy.base_policy import CollectMode
+from ding_lite.torch_utils import tree_cat, tree_map, tree_stack
+from ding_lite.utils import Configurable
+
+
+def true_next_obs(next_obs: np.ndarray, done: np.ndarray, info: Dict[str, Any]) -> np.ndarray:
+    """The observation each env reached, with gymnasium's ``final_obs`` substituted where an episode ended.
+
+    In SAME_STEP autoreset mode ``next_obs`` of a finished env is already the next episode's first observation.
+    """
+    if not done.any():
+        return next_obs
+    real = next_obs.copy()
+    for i in np.flatnonzero(info["_final_obs"]):
+        real[i] = info["final_obs"][i]
+    return real
+
+
+class EpisodeTracker:
+    """Running return and length of every env's current episode; finished episodes are queued for logging."""
+
+    def __init__(self, num_envs: int) -> None:
+        self.returns = np.zeros(num_envs, dtype=np.float64)
+        self.lengths = np.zeros(num_envs, dtype=np.int64)
+        self.finished: List[Dict[str, float]] = []
+
+    def step(self, reward: np.ndarray, done: np.ndarray) -> None:
+        self.returns += reward
+        self.lengths += 1
+        if done.any():
+            for i in np.flatnonzero(done):
+                self.finished.append({"return": float(self.returns[i]), "length": int(self.lengths[i])})
+            self.returns[done] = 0.0
+            self.lengths[done] = 0
+
+    def pop_finished(self) -> List[Dict[str, float]]:
+        finished, self.finished = self.finished, []
+        return finished
+
+
+class SampleCollector(Configurable):
+    """Collects train samples from ``env`` with ``policy`` (config section ``policy.collect.collector``).
+
+    Segments in progress are kept between calls, so no step is ever dropped or collected twice.
+    """
+
+    config = dict()
+
+    def __init__(self, env: gym.vector.VectorEnv, policy: CollectMode, action_low: Optional[np.ndarray] = None,
+                 action_high: Optional[np.ndarray] = None) -> None:
+        self.env = env
+        self.policy = policy
+        self.num_envs = env.num_envs
+        self.unroll_len = policy.unroll_len
+        self._obs = env.last_obs
+        self._segment: List[Dict[str, torch.Tensor]] = []
+        self._clip = (action_low, action_high) if action_low is not None else None
+        self.episodes = EpisodeTracker(self.num_envs)
+        self.envstep = 0
+
+    def _env_action(self, action: torch.Tensor) -> np.ndarray:
+        """The action sent to the env: on the CPU, as numpy, clipped to a Box's bounds (the stored one is not)."""
+        action = action.cpu().numpy()
+        return np.clip(action, *self._clip) if self._clip is not None else action
+
+    def step(self) -> Optional[Dict[str, torch.Tensor]]:
+        """One vector-env step; returns a batch of train samples when it completes a segment, else None."""
+        obs = torch.from_numpy(self._obs).float()
+        output = self.policy.forward(obs)
+        next_obs, reward, terminated, truncated, info = self.env.step(self._env_action(output["action"]))
+        done = terminated | truncated
+        timestep = {
+            "next_obs": torch.from_numpy(true_next_obs(next_obs, done, info)).float(),
+            "reward": torch.from_numpy(reward).float(),
+            "terminated": torch.from_numpy(terminated),
+            "truncated": torch.from_numpy(truncated),
+        }
+        output = tree_map(_to_cpu, output)
+        self._segment.append(self.policy.process_transition(obs, output, timestep))
+        self.episodes.step(reward, done)
+        self._obs = next_obs
+        self.envstep += self.num_envs
+        if len(self._segment) < self.unroll_len:
+            return None
+        segment, self._segment = tree_stack(self._segment), []
+        return self.policy.get_train_sample(segment)
+
+    def collect(self, n_sample: int) -> Dict[str, torch.Tensor]:
+        """Step until at least ``n_sample`` train samples are ready; returns them batched (leading dim = sample)."""
+        batches, count = [], 0
+        while count < n_sample:
+            samples = self.step()
+            if samples is not None:
+                batches.append(samples)
+                count += _leading_dim(samples)
+        return batches[0] if len(batches) == 1 else tree_cat(batches)
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def _to_cpu(x: Any) -> Any:
+    return x.cpu() if isinstance(x, torch.Tensor) else x
+
+
+def _leading_dim(tree: Any) -> int:
+    while isinstance(tree, dict):
+        tree = next(iter(tree.values()))
+    return tree.shape[0]

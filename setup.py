@@ -1,0 +1,25 @@
+from setuptools import find_packages, setup
+
+setup(
+    name="ding_lite",
+    version="0.1.0",
+    description="A small, fast reinforcement-learning framework in the DI-engine style (IMPALA, ACER, SAC).",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    packages=find_packages(include=["ding_lite", "ding_lite.*"]),
+    python_requires=">=3.9",
+    install_requires=[
+        "torch>=2.0",
+        "easydict",
+        "gymnasium>=1.1",
+        "treevalue",
+        "tensorboardX",
+        "click>=8",
+        "numpy",
+    ],
+    extras_require={
+        "test": ["pytest>=7"],
+        "ray": ["ray"],
+    },
+    entry_points={"console_scripts": ["ding_lite=ding_lite.entry.cli:main"]},
+)
