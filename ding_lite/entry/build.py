@@ -86,15 +86,8 @@ def build_buffer(cfg: EasyDict, seed: int):
     return BUFFER_REGISTRY.get(buffer_cfg.type)(buffer_cfg, seed=seed)
 
 
-def split_input(input_cfg: ConfigInput) -> Tuple[dict, dict]:
-    """``(main_config, create_config)`` from either that tuple or a bare main_config."""
-    if isinstance(input_cfg, (tuple, list)):
-        if len(input_cfg) != 2:
-            raise UserError("pass the config as main_config or as (main_config, create_config)")
-        return input_cfg[0], input_cfg[1]
-    return input_cfg, {}
-
-
 def compile_input(input_cfg: ConfigInput, seed: int, overrides=None, exp_name: Optional[str] = None) -> EasyDict:
-    main_config, create_config = split_input(input_cfg)
-    return compile_config(main_config, create_config, overrides, seed=seed, exp_name=exp_name)
+    """Compile main_config or (main_config, create_config) for one seed; ``torch_threads`` takes effect here."""
+    cfg = compile_config(input_cfg, overrides=overrides, seed=seed, exp_name=exp_name)
+    torch.set_num_threads(cfg.torch_threads)
+    return cfg

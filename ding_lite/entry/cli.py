@@ -30,7 +30,8 @@ def main(mode: str, config_path: str, seeds: Tuple[int, ...], overrides: Tuple[s
          max_env_step: Optional[int], max_train_iter: Optional[int], exp_name: Optional[str], resume: bool,
          load_path: Optional[str], episodes: Optional[int], quiet: bool) -> None:
     """Train or evaluate a ding_lite config, e.g. ``ding_lite -m serial -c dizoo_configs/cartpole_impala.py -s 0``."""
-    sys.path.insert(0, os.getcwd())  # user modules named in import_names resolve from where the user runs
+    # Modules named in import_names resolve from where the user runs and from the config file's directory.
+    sys.path[:0] = [os.getcwd(), os.path.dirname(os.path.abspath(config_path))]
     try:
         config = read_config_file(config_path)
         seeds = seeds or (0,)

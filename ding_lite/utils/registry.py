@@ -65,7 +65,7 @@ class Registry:
         """The object registered as ``name``; an unknown name raises ``RegistryError`` listing the known ones."""
         if name not in self._entries:
             raise RegistryError(
-                f"unknown {self.kind} '{name}'{did_you_mean(str(name), self._entries)}; registered {self.kind}s: "
+                f"unknown {self.kind} '{name}'{did_you_mean(str(name), self._entries)}; registered: "
                 f"{', '.join(sorted(self._entries)) or '(none)'}. A type of your own needs its module in import_names."
             )
         return self._entries[name]

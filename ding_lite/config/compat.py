@@ -1,0 +1,135 @@
+"""DI-engine keys that mean nothing (or live elsewhere) in ding_lite, each with the reason and the fix.
+
+A DI-engine user's dizoo config should run after only the edits these messages ask for, so a key that ding_lite does
+not read must fail loudly with its reason instead of being silently ignored. The tables are consulted only for keys
+that are *not* in the compiled defaults: once a component declares a key (say a policy that reads
+``random_collect_size``), its entry here stops applying to that config.
+
+``cfg_type`` keys are the one exception, dropped silently wherever they appear (see ``IGNORED_KEYS``): DI-engine writes
+``cfg_type='...Dict'`` into every section of the ``total_config.py`` it saves, as a label of the config class. It is
+not a setting, so there is nothing to fix, and refusing it would only make DI-engine's saved configs tedious to reuse.
+"""
+from typing import Dict, Iterable, Optional, Sequence
+
+# Keys removed from the user's config without a message, wherever they occur (see the module docstring).
+IGNORED_KEYS = ("cfg_type",)
+
+_RUN_LENGTH = ("has no effect in ding_lite: the length of a run is set by max_env_step / max_train_iter (arguments of "
+               "serial_pipeline and the CLI) and env.stop_value; remove it")
+_NO_PRIORITY = ("prioritised replay is not implemented in ding_lite yet (policy.priority must stay False), so this "
+                "has no effect; remove it")
+_BUFFER_NOOP = ("has no effect on ding_lite's columnar buffer (it has only replay_buffer_size, max_use and "
+                "max_staleness); remove it")
+_NO_RENDER = "ding_lite does not render or record episodes; remove it"
+
+# Full dotted paths in main_config (or --set). '*' matches any one key. '{policy}' is replaced by the policy type and
+# '{key}' by the last key of the path. Exact paths are checked before 'did you mean'; wildcards only when no valid key
+# at that level is close to the given one.
+MAIN_CONFIG_KEYS: Dict[str, str] = {
+    # Keys that live somewhere else in ding_lite.
+    "policy.collect.unroll_len": "lives at policy.unroll_len in ding_lite (DI-engine reads it in two places); move it "
+                                 "there",
+    "policy.eval.evaluator.n_episode": "lives at env.n_evaluator_episode in ding_lite; move it there",
+    "policy.eval.evaluator.stop_value": "lives at env.stop_value in ding_lite; move it there",
+    "policy.collect.n_episode": "ding_lite collects by samples (policy.collect.n_sample), not by episodes; use "
+                                "policy.collect.n_sample instead",
+    # Keys that have no effect.
+    "policy.random_collect_size": "has no effect for policy '{policy}' in ding_lite (it collects no random warm-up "
+                                  "data before training); remove it",
+    "policy.transition_with_policy_data": "has no effect in ding_lite: the policy's _process_transition decides what a "
+                                          "step stores; remove it",
+    "policy.multi_agent": "ding_lite has no multi-agent support; remove it",
+    "policy.command": "has no effect: ding_lite has no commander (DI-engine's epsilon/temperature schedules); remove it",
+    "policy.learn.ignore_done": "has no effect in ding_lite: transitions carry gymnasium's terminated and truncated "
+                                "flags separately, and value targets stop at termination and bootstrap through "
+                                "truncation (time limits) on their own; remove it",
+    "policy.learn.train_iterations": _RUN_LENGTH,
+    "policy.learn.learner.train_iterations": _RUN_LENGTH,
+    "policy.learn.multi_gpu": "has no effect: ding_lite trains on one device (policy.cuda); remove it",
+    "policy.learn.learner.dataloader": "has no effect: ding_lite samples batches straight from its replay buffer; "
+                                       "remove it",
+    "policy.learn.learner.log_policy": "has no effect in ding_lite; remove it",
+    "policy.learn.learner.hook.load_ckpt_before_run": "ding_lite loads checkpoints from the command line: use --resume "
+                                                      "to continue a run, or -m eval --load-path CKPT to evaluate one; "
+                                                      "remove it",
+    "policy.collect.collector.collect_print_freq": "ding_lite prints one progress line every "
+                                                   "policy.learn.learner.hook.log_show_after_iter iterations; remove it",
+    "policy.collect.collector.deepcopy_obs": "has no effect: ding_lite copies observations into tensors; remove it",
+    "policy.collect.collector.transform_obs": "has no effect: ding_lite always hands the policy tensors; remove it",
+    "policy.eval.evaluator.render": _NO_RENDER,
+    "policy.eval.evaluator.figure_path": _NO_RENDER,
+    "policy.other.replay_buffer.alpha": _NO_PRIORITY,
+    "policy.other.replay_buffer.beta": _NO_PRIORITY,
+    "policy.other.replay_buffer.anneal_step": _NO_PRIORITY,
+    "policy.other.replay_buffer.deepcopy": _BUFFER_NOOP,
+    "policy.other.replay_buffer.enable_track_used_data": _BUFFER_NOOP,
+    "policy.other.replay_buffer.periodic_thruput_seconds": _BUFFER_NOOP,
+    "policy.other.replay_buffer.thruput_controller": _BUFFER_NOOP,
+    "policy.other.replay_buffer.monitor": _BUFFER_NOOP,
+    "policy.other.replay_buffer.min_sample_ratio": _BUFFER_NOOP,
+    "policy.other.replay_buffer.replay_buffer_start_size": _BUFFER_NOOP,
+    "env.manager.shared_memory": "has no effect: ding_lite's env managers are gymnasium vector envs ('base' steps the "
+                                 "envs in this process, 'subprocess' each in its own process) with no shared-memory "
+                                 "option; remove it",
+    "env.manager.episode_num": "has no effect: ding_lite's vector envs reset finished episodes on their own and the "
+                               "evaluator counts episodes (env.n_evaluator_episode); remove it",
+    "env.act_scale": "has no effect: ding_lite makes gymnasium envs as registered and does not rescale actions (a Box "
+                     "action is clipped to the env's bounds); remove it",
+    "env.replay_path": _NO_RENDER,
+    "reward_model": "reward models are not supported in ding_lite; remove it",
+    "world_model": "world models are not supported in ding_lite; remove it",
+    # Fallbacks for whole sections.
+    "env.manager.*": "is not an option of ding_lite's env managers (gymnasium vector envs, chosen by env.manager.type "
+                     "'base' or 'subprocess'); DI-engine's retry, timeout and reset options have no effect here; "
+                     "remove it",
+    "env.*": "unknown key; arguments of the env itself go under env.kwargs (passed to gymnasium.make), e.g. "
+             "env.kwargs.{key}",
+}
+
+# Top-level sections of a DI-engine create_config that ding_lite does not have.
+CREATE_CONFIG_SECTIONS: Dict[str, str] = {
+    "collector": "ding_lite has one collector, which collects train samples (policy.collect.n_sample); remove "
+                 "create_config.collector",
+    "reward_model": "reward models are not supported in ding_lite; remove it",
+    "world_model": "world models are not supported in ding_lite; remove it",
+    "model": "the model's type lives at create_config.policy.model.type (or main_config policy.model.type) in "
+             "ding_lite; move it there",
+}
+
+# DI-engine replay buffer types: ding_lite's one buffer ('columnar') covers them.
+DI_ENGINE_BUFFER_TYPES = ("naive", "advanced", "deque", "priority", "episode")
+
+# DI-engine env manager types -> the ding_lite manager that does the same job.
+DI_ENGINE_MANAGER_TYPES: Dict[str, str] = {"async_subprocess": "subprocess", "gym_vector": "base"}
+
+# dizoo env types -> the gymnasium id to put in env.env_id.
+DIZOO_ENV_IDS: Dict[str, str] = {
+    "cartpole": "CartPole-v1",
+    "pendulum": "Pendulum-v1",
+    "lunarlander": "LunarLander-v3",
+    "bipedalwalker": "BipedalWalker-v3",
+    "mountain_car": "MountainCar-v0",
+    "acrobot": "Acrobot-v1",
+}
+
+
+def _matches(pattern: Sequence[str], path: Sequence[str]) -> bool:
+    return len(pattern) == len(path) and all(p in ("*", k) for p, k in zip(pattern, path))
+
+
+def main_key_reason(path: Sequence[str], policy_type: Optional[str], wildcard: bool) -> Optional[str]:
+    """The reason and fix for the unknown key ``path`` of main_config, from ``MAIN_CONFIG_KEYS``, or None.
+
+    ``wildcard=False`` looks at exact entries only, ``wildcard=True`` at the '*' fallbacks only.
+    """
+    path = [str(k) for k in path]
+    for pattern, message in MAIN_CONFIG_KEYS.items():
+        parts = pattern.split(".")
+        if ("*" in parts) == wildcard and _matches(parts, path):
+            return message.replace("{policy}", str(policy_type)).replace("{key}", path[-1])
+    return None
+
+
+def di_engine_modules(names: Iterable[str]) -> list:
+    """The modules in ``names`` that belong to DI-engine (``ding.*``, ``dizoo.*``), which ding_lite cannot use."""
+    return [n for n in names or [] if isinstance(n, str) and n.split(".")[0] in ("ding", "dizoo")]

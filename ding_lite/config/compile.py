@@ -1,0 +1,117 @@
+"""``compile_config``: one complete, validated config from the components' defaults, the user's config and overrides.
+
+Layers, later wins:
+    1. the policy's ``default_config()``, with the model's defaults (its constructor's keyword arguments) under
+       ``policy.model``;
+    2. the env's and the env manager's defaults (``env``, ``env.manager``);
+    3. the workers' and the replay buffer's defaults, under whatever the policy itself sets for those sections
+       (``policy.collect.collector``, ``policy.eval.evaluator``, ``policy.learn.learner``,
+       ``policy.other.replay_buffer``);
+    4. the user's ``main_config``, with ``create_config``'s types and import_names at their sections;
+    5. overrides (``--set`` strings or a dict), then the ``seed`` / ``exp_name`` arguments.
+
+Nothing is built (no env, no model): keys and types of layers 4-5 are validated against layers 1-3, then every
+component checks its own section's values. Every user mistake is a ``ConfigError`` (or the registry's error for an
+unknown type) whose message starts with the full key path.
+"""
+import os
+from typing import Any, Mapping, Optional, Tuple, Union
+
+from easydict import EasyDict
+
+from ding_lite.utils.dict_tools import deep_merge, to_plain
+from ding_lite.utils.errors import ConfigError, UserError
+from ding_lite.utils.registry import import_modules
+
+from .create import check_create_config, place_types, resolve_types
+from .defaults import SECTION_PATHS, build_defaults, import_builtins
+from .overrides import normalize_overrides
+from .save import save_config_py
+from .validate import check_values, validate_layer
+
+ConfigInput = Union[Mapping, Tuple[Mapping, Mapping]]
+
+
+def split_config(cfg: ConfigInput, create_cfg: Optional[Mapping] = None) -> Tuple[dict, dict]:
+    """Plain-dict copies of ``(main_config, create_config)`` from ``cfg`` (main_config or that tuple) and
+    ``create_cfg``."""
+    if isinstance(cfg, (tuple, list)):
+        if len(cfg) != 2:
+            raise UserError(f"pass the config as main_config or as (main_config, create_config), got a "
+                            f"{type(cfg).__name__} of {len(cfg)} items")
+        if create_cfg is not None:
+            raise UserError("create_config given twice: in the (main_config, create_config) tuple and as create_cfg")
+        cfg, create_cfg = cfg
+    if not isinstance(cfg, Mapping):
+        raise ConfigError(f"main_config must be a dict, got {type(cfg).__name__}")
+    if create_cfg is None:
+        create_cfg = {}
+    check_create_config(create_cfg)
+    return to_plain(cfg), to_plain(create_cfg)
+
+
+def _set_path(tree: dict, path: Tuple[str, ...], key: str, value: Any) -> None:
+    for part in path:
+        tree = tree[part]
+    tree[key] = value
+
+
+def compile_config(cfg: ConfigInput, create_cfg: Optional[Mapping] = None,
+                   overrides: Union[None, Mapping, list, tuple] = None, *, seed: Optional[int] = None,
+                   exp_name: Optional[str] = None, save_path: Optional[str] = None) -> EasyDict:
+    """The compiled config of a run, as an EasyDict with every key of every section (see the module docstring).
+
+    ``cfg`` is ``main_config`` or ``(main_config, create_config)``; ``overrides`` a dict (nested or with dotted keys)
+    or a list of ``'a.b.c=VALUE'`` strings. ``seed`` and ``exp_name`` win over both. With ``save_path`` (a ``.py``
+    file, or a directory for ``total_config.py``) the result is also saved as a re-runnable config file.
+    """
+    main, create = split_config(cfg, create_cfg)
+    override_tree, source = normalize_overrides(overrides)
+    types = resolve_types(create, main, override_tree, source)
+    place_types(main, create)
+    defaults = build_defaults(types, main.get("policy", {}))
+    policy_type = types["policy"][0]
+    validate_layer(main, defaults.tree, defaults.free_form, policy_type, shadowed=defaults.shadowed)
+    validate_layer(override_tree, defaults.tree, defaults.free_form, policy_type, source, defaults.shadowed)
+
+    merged = deep_merge(deep_merge(to_plain(defaults.tree), main), override_tree)
+    for name, (kind, import_names) in defaults.types.items():
+        _set_path(merged, SECTION_PATHS[name], "type", kind)
+        _set_path(merged, SECTION_PATHS[name], "import_names", list(import_names))
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise ConfigError(f"seed={seed!r}: expected int, got {type(seed).__name__}")
+        merged["seed"] = seed
+    if exp_name is not None:
+        merged["exp_name"] = exp_name
+    if not merged["exp_name"]:
+        merged["exp_name"] = f"{merged['env']['env_id'] or merged['env']['type']}_{policy_type}"
+    if not isinstance(merged["exp_name"], str):
+        raise ConfigError(f"exp_name={merged['exp_name']!r}: expected str, got {type(merged['exp_name']).__name__}")
+
+    if merged["torch_threads"] < 1:
+        raise ConfigError(f"torch_threads={merged['torch_threads']}: must be at least 1")
+    compiled = EasyDict(merged)
+    check_values(compiled, defaults.checkers)
+    if save_path is not None:
+        save_config_py(compiled, total_config_path(save_path))
+    return compiled
+
+
+def total_config_path(save_path: str) -> str:
+    """``save_path`` itself when it names a ``.py`` file, else ``<save_path>/total_config.py``."""
+    return save_path if save_path.endswith(".py") else os.path.join(save_path, "total_config.py")
+
+
+def import_config_modules(cfg: Mapping) -> None:
+    """Import ding_lite's components and every section's ``import_names`` of a compiled config.
+
+    A freshly spawned process (a parallel collector, say) needs this before it looks a type up in a registry: the
+    registrations made while compiling happened in the parent process only.
+    """
+    import_builtins()
+    for name, path in SECTION_PATHS.items():
+        section = cfg
+        for key in path:
+            section = section[key]
+        import_modules(section["import_names"], ".".join(path) + ".import_names")

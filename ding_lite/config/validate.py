@@ -1,0 +1,136 @@
+"""Validation of a user's config layer against the defaults tree: unknown keys and wrong types.
+
+Every message starts with the full dotted key path, so the user can find the line to fix. Impossible values
+(negative sizes, unknown choices) are left to the components' own ``check_config``.
+"""
+import math
+import numbers
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Set
+
+from ding_lite.utils.errors import ConfigError
+from ding_lite.utils.suggest import closest
+
+from .compat import IGNORED_KEYS, main_key_reason
+
+# Names too generic to send the user to "where this key lives" elsewhere in the tree.
+_NOT_RELOCATED = ("type", "import_names")
+
+
+def dotted(path: Sequence[Any]) -> str:
+    return ".".join(str(k) for k in path)
+
+
+def _short_repr(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def expected_type(value: Any, default: Any) -> Optional[str]:
+    """The type name ``value`` should have to replace ``default``, or None when it fits.
+
+    bool is strict; int takes integers only; float takes int or float (so does an ``inf`` default); list and tuple are
+    interchangeable; a None default takes anything; anything else must be an instance of the default's type.
+    """
+    if default is None:
+        return None
+    if isinstance(default, bool):
+        return None if isinstance(value, bool) else "bool"
+    if isinstance(default, numbers.Integral):
+        return None if isinstance(value, numbers.Integral) and not isinstance(value, bool) else "int"
+    if isinstance(default, numbers.Real):
+        return None if isinstance(value, numbers.Real) and not isinstance(value, bool) else "float"
+    if isinstance(default, str):
+        return None if isinstance(value, str) else "str"
+    if isinstance(default, (list, tuple)):
+        return None if isinstance(value, (list, tuple)) else "list"
+    if isinstance(default, Mapping):
+        return None if isinstance(value, Mapping) else "dict"
+    return None if isinstance(value, type(default)) else type(default).__name__
+
+
+def _type_message(path: str, value: Any, expected: str) -> str:
+    message = f"{path}={_short_repr(value)}: expected {expected}, got {type(value).__name__}"
+    if expected == "int" and isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        message += f" (write {int(value)})"
+    return message
+
+
+def find_key(tree: Mapping, key: Any, prefix: tuple = ()) -> List[str]:
+    """Dotted paths of every ``key`` in the nested ``tree`` (to tell the user where a misplaced key lives)."""
+    found = []
+    for k, v in tree.items():
+        if k == key:
+            found.append(dotted(prefix + (k,)))
+        if isinstance(v, Mapping):
+            found.extend(find_key(v, key, prefix + (k,)))
+    return found
+
+
+def unknown_key_message(path: Sequence[Any], level: Mapping, root: Mapping, policy_type: Optional[str]) -> str:
+    """Why ``path`` (absent from ``level``, the defaults at its parent) is refused, and what to write instead.
+
+    In order: a DI-engine key with a known reason; the same key living elsewhere; the closest valid key at that level;
+    a section-wide DI-engine reason; the list of valid keys at that level.
+    """
+    name, key, parent = dotted(path), path[-1], dotted(path[:-1])
+    reason = main_key_reason(path, policy_type, wildcard=False)
+    if reason:
+        return f"{name}: {reason}"
+    if key not in _NOT_RELOCATED:
+        elsewhere = find_key(root, key)
+        if elsewhere:
+            return f"{name}: unknown key; it lives at {' or '.join(elsewhere)} in ding_lite; move it there"
+    near = closest(str(key), [str(k) for k in level])
+    if near is not None:
+        return f"{name}: unknown key; did you mean {dotted(tuple(path[:-1]) + (near,))}?"
+    reason = main_key_reason(path, policy_type, wildcard=True)
+    if reason:
+        return f"{name}: {reason}"
+    valid = ", ".join(sorted(str(k) for k in level)) or "(none)"
+    return f"{name}: unknown key; valid keys at {parent or 'the top level'}: {valid}"
+
+
+def validate_layer(layer: dict, defaults: Mapping, free_form: Set[str], policy_type: Optional[str],
+                   source: str = "", shadowed: Optional[Mapping[str, list]] = None) -> None:
+    """Check every key of ``layer`` (a plain nested dict) against ``defaults``; raise ``ConfigError`` on the first
+    unknown key or wrong type. Keys in ``IGNORED_KEYS`` are removed from ``layer`` in place. Sections listed in
+    ``free_form`` (absolute dotted paths) are type-checked as a whole but not key by key.
+
+    ``shadowed`` maps a dotted path to defaults of lower layers that the one in ``defaults`` replaced; a value that
+    fits one of them has the right type too. ``source`` (e.g. '--set') is appended to messages, so the user knows which
+    input to edit.
+    """
+    suffix = f" (from {source})" if source else ""
+    _walk(layer, defaults, (), defaults, free_form, policy_type, suffix, shadowed or {})
+
+
+def _walk(layer: dict, level: Mapping, prefix: tuple, root: Mapping, free_form: Set[str],
+          policy_type: Optional[str], suffix: str, shadowed: Mapping[str, list]) -> None:
+    for key in list(layer):
+        path = prefix + (key,)
+        value = layer[key]
+        if key not in level:
+            if key in IGNORED_KEYS:
+                del layer[key]
+                continue
+            raise ConfigError(unknown_key_message(path, level, root, policy_type) + suffix)
+        default = level[key]
+        expected = expected_type(value, default)
+        if expected is not None and any(expected_type(value, d) is None for d in shadowed.get(dotted(path), ())):
+            expected = None
+        if expected is not None:
+            raise ConfigError(_type_message(dotted(path), value, expected) + suffix)
+        if isinstance(default, Mapping) and isinstance(value, dict) and dotted(path) not in free_form:
+            _walk(value, default, path, root, free_form, policy_type, suffix, shadowed)
+
+
+def check_values(cfg: Mapping, checkers: Iterable) -> None:
+    """Run each component's ``check_config(section, path)`` on its section of the compiled ``cfg``."""
+    for cls, path in checkers:
+        check = getattr(cls, "check_config", None)
+        if check is None:
+            continue
+        section = cfg
+        for key in path.split("."):
+            section = section[key]
+        check(section, path)
