@@ -72,6 +72,9 @@ class GymEnv(EnvConfig):
             return gym.make(cfg.env_id, **kwargs)
         except gym.error.DependencyNotInstalled as err:
             raise UserError(f"env.env_id='{cfg.env_id}' needs an extra: {err}") from None
+        except gym.error.Error as err:
+            check_env_id(cfg.env_id)  # an unknown id gets the message with suggestions
+            raise UserError(f"env.env_id='{cfg.env_id}': gymnasium cannot make it: {err}") from None
         except TypeError as err:
             raise UserError(f"env.kwargs={dict(cfg.kwargs)} do not fit '{cfg.env_id}': {err}") from None
 

@@ -81,9 +81,11 @@ class IMPALAPolicy(Policy):
         obs, next_obs = data["obs"], data["next_obs"]
         T, B = obs.shape[:2]
         truncated, terminated = data["truncated"], data["terminated"]
-        # One forward pass: every obs of the unroll, the obs after the last step (bootstrap), and the true final
-        # observations of truncated episodes (their value is bootstrapped, a truncation is not a death).
-        final_obs = next_obs[truncated]
+        # Episodes cut by a time limit bootstrap from their true final observation (a truncation is not a death);
+        # a step that is both terminated and truncated (TimeLimit on a terminal step) does not.
+        bootstrapped = truncated & ~terminated
+        # One forward pass: every obs of the unroll, the obs after the last step, and those final observations.
+        final_obs = next_obs[bootstrapped]
         model_in = torch.cat([obs.reshape(T * B, *obs.shape[2:]), next_obs[-1], final_obs], dim=0)
         out = self._model(model_in, mode="compute_actor_critic")
         value = out["value"]
@@ -96,7 +98,7 @@ class IMPALAPolicy(Policy):
         with torch.no_grad():
             log_rhos = target_log_prob - behaviour_dist.log_prob(action)
             reward = data["reward"].clone()
-            reward[truncated] += self._gamma * value[T * B + B:].detach()
+            reward[bootstrapped] += self._gamma * value[T * B + B:].detach()
             discounts = self._gamma * (~(terminated | truncated)).float()
         learn = self._cfg.learn
         vtrace = from_importance_weights(log_rhos, discounts, reward, values.detach(), bootstrap_value,

@@ -9,10 +9,11 @@ from typing import Any, Dict, List, Optional
 import gymnasium as gym
 import numpy as np
 import torch
+from gymnasium.vector import AutoresetMode
 
 from ding_lite.policy.base_policy import CollectMode
 from ding_lite.torch_utils import tree_cat, tree_map, tree_stack
-from ding_lite.utils import Configurable
+from ding_lite.utils import Configurable, UserError
 
 
 def true_next_obs(next_obs: np.ndarray, done: np.ndarray, info: Dict[str, Any]) -> np.ndarray:
@@ -26,6 +27,14 @@ def true_next_obs(next_obs: np.ndarray, done: np.ndarray, info: Dict[str, Any]) 
     for i in np.flatnonzero(info["_final_obs"]):
         real[i] = info["final_obs"][i]
     return real
+
+
+def check_same_step(env: gym.vector.VectorEnv) -> None:
+    """Workers need SAME_STEP autoreset (``make_vector_env`` builds it); NEXT_STEP would store reset steps."""
+    mode = env.metadata.get("autoreset_mode")
+    if mode != AutoresetMode.SAME_STEP:
+        raise UserError(f"the vector env autoresets in mode {mode}; ding_lite's workers need "
+                        f"autoreset_mode=AutoresetMode.SAME_STEP (make_vector_env builds it so)")
 
 
 class EpisodeTracker:
@@ -60,6 +69,7 @@ class SampleCollector(Configurable):
 
     def __init__(self, env: gym.vector.VectorEnv, policy: CollectMode, action_low: Optional[np.ndarray] = None,
                  action_high: Optional[np.ndarray] = None) -> None:
+        check_same_step(env)
         self.env = env
         self.policy = policy
         self.num_envs = env.num_envs

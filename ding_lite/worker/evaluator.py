@@ -9,6 +9,8 @@ from easydict import EasyDict
 from ding_lite.policy.base_policy import EvalMode
 from ding_lite.utils import Configurable, ConfigError
 
+from .collector import check_same_step
+
 
 class Evaluator(Configurable):
     """Scores the policy every ``eval_freq`` train iterations (config section ``policy.eval.evaluator``).
@@ -29,6 +31,7 @@ class Evaluator(Configurable):
 
     def __init__(self, env: gym.vector.VectorEnv, policy: EvalMode, n_episode: int, eval_freq: int,
                  action_low=None, action_high=None) -> None:
+        check_same_step(env)
         self.env = env
         self.policy = policy
         self.quota = n_episode // env.num_envs

@@ -12,6 +12,7 @@ from easydict import EasyDict
 import ding_lite.model  # noqa: F401  (registers 'vac')
 import ding_lite.policy.impala as impala_module
 from ding_lite.data import ReplayBuffer
+from ding_lite.entry.build import resolve_env_spaces
 from ding_lite.envs import EnvConfig, EnvSpec, make_vector_env
 from ding_lite.policy import IMPALAPolicy
 from ding_lite.torch_utils import make_dist
@@ -28,18 +29,6 @@ SPACES = {
 
 
 # ------------------------------------------------------------------------------------------------------- helpers
-def resolve_spaces(cfg, spec):
-    """policy.action_space and the model's shapes from the env (ding_lite.entry.build.resolve_env_spaces)."""
-    try:
-        from ding_lite.entry.build import resolve_env_spaces
-    except Exception:  # ding_lite.config (imported by ding_lite.entry) may not exist yet
-        pol = cfg.policy
-        pol.action_space = spec.action_space_type
-        pol.model.obs_shape = spec.obs_shape[0] if len(spec.obs_shape) == 1 else list(spec.obs_shape)
-        pol.model.action_shape = list(spec.nvec) if spec.nvec else spec.action_shape
-        pol.model.action_space = spec.action_space_type
-        return
-    resolve_env_spaces(cfg, spec)
 
 
 def make_cfg(action_space="discrete", obs_dim=OBS_DIM, env_cfg=None, model=None, **learn):
@@ -51,7 +40,7 @@ def make_cfg(action_space="discrete", obs_dim=OBS_DIM, env_cfg=None, model=None,
     cfg = EasyDict(env=env_cfg or EasyDict(env_id=None, type="test"), policy=pol)
     obs_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32)
     act_space = SPACES[action_space] if isinstance(action_space, str) else action_space
-    resolve_spaces(cfg, EnvSpec.from_spaces(obs_space, act_space))
+    resolve_env_spaces(cfg, EnvSpec.from_spaces(obs_space, act_space))
     return cfg
 
 
@@ -116,7 +105,7 @@ def reference_targets(rec, batch, policy_values, final_values):
     reward = batch["reward"].T.double()
     V = policy_values.T.double()
     T, B = V.shape
-    boot = value_of_last = rec["bootstrap_value"].double()
+    bootstrap = rec["bootstrap_value"].double()
     fin = final_values.T.double()
     vs = torch.zeros(T, B, dtype=torch.float64)
     adv = torch.zeros(T, B, dtype=torch.float64)
@@ -126,7 +115,7 @@ def reference_targets(rec, batch, policy_values, final_values):
                 return 0.0
             if trunc[t, b]:
                 return float(fin[t, b])
-            return float(table[t + 1, b]) if t + 1 < T else float(value_of_last[b])
+            return float(table[t + 1, b]) if t + 1 < T else float(bootstrap[b])
 
         deltas = [min(learn["rho"], rhos[t, b]) * (reward[t, b] + GAMMA * next_value(t, V) - V[t, b])
                   for t in range(T)]
@@ -140,7 +129,6 @@ def reference_targets(rec, batch, policy_values, final_values):
             vs[s, b] = total
         for s in range(T):
             adv[s, b] = min(learn["pg"], rhos[s, b]) * (reward[s, b] + GAMMA * next_value(s, vs) - V[s, b])
-    del boot
     return vs, adv
 
 
@@ -234,8 +222,6 @@ def test_targets_before_an_episode_end_ignore_everything_after_it(monkeypatch):
     assert not torch.allclose(rec.calls[-1]["vs"][TRUNC_AT, 1], base["vs"][TRUNC_AT, 1])
 
 
-@pytest.mark.xfail(strict=True, reason="impala.py bootstraps V(final_obs) on every truncated step, even when the "
-                                       "step also terminated (gymnasium TimeLimit can set both flags)")
 def test_terminated_and_truncated_on_the_same_step_does_not_bootstrap(monkeypatch):
     """Gymnasium's TimeLimit reports truncated=True on the limit step even when the env terminated on it (see
     tests/worker/test_collector.py, env 4). Termination wins: the value after a terminal state is 0."""
@@ -318,12 +304,12 @@ def test_policy_gradient_of_one_step(monkeypatch):
     W, b = policy.model.actor_head[0].weight.detach().clone(), policy.model.actor_head[0].bias.detach().clone()
     batch = random_batch(policy, 1, 1, seed=5, behaviour="current")
     batch["terminated"][:] = True
+    x, a, r = batch["obs"][0, 0], int(batch["action"][0, 0]), float(batch["reward"][0, 0])
+    adv = r - float(value_of(policy, x))  # rho = 1 (on-policy), nothing after the terminal step
     grads = {}
     policy._grad_clip = lambda params: grads.update(
         {n: p.grad.clone() for n, p in policy.model.named_parameters() if p.grad is not None}) or 0.0
     policy.learn_mode.forward(copy.deepcopy(batch))
-    x, a, r = batch["obs"][0, 0], int(batch["action"][0, 0]), float(batch["reward"][0, 0])
-    adv = r - float(value_of(policy, x))  # rho = 1 (on-policy), nothing after the terminal step
     p = torch.softmax(W @ x + b, -1)
     dlogpi = torch.nn.functional.one_hot(torch.tensor(a), 2).float() - p
     torch.testing.assert_close(grads["actor_head.0.weight"], -adv * torch.outer(dlogpi, x), rtol=1e-4, atol=1e-6)
@@ -465,7 +451,7 @@ def train(env_name, iters, n_env=8, unroll_len=8, batch_size=16, update_per_coll
     pol.model.update(model or {})
     pol.learn.update(batch_size=batch_size, **learn)
     cfg = EasyDict(env=env_cfg, policy=pol)
-    resolve_spaces(cfg, spec)
+    resolve_env_spaces(cfg, spec)
     torch.manual_seed(seed)
     policy = IMPALAPolicy(cfg.policy)
     collector = SampleCollector(venv, policy.collect_mode, spec.action_low, spec.action_high)

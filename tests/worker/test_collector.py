@@ -11,6 +11,7 @@ import torch
 from easydict import EasyDict
 
 import ding_lite.model  # noqa: F401  (registers 'vac')
+from ding_lite.entry.build import resolve_env_spaces
 from ding_lite.envs import EnvConfig, EnvSpec, make_vector_env
 from ding_lite.policy import IMPALAPolicy
 from ding_lite.utils import ENV_REGISTRY
@@ -72,20 +73,6 @@ def expected_step(idx, k):
             (kind == "trunc" and ended_by_env) or t + 1 == TIME_LIMIT)
 
 
-def resolve_spaces(cfg, spec):
-    """policy.action_space and the model's shapes from the env (ding_lite.entry.build.resolve_env_spaces)."""
-    try:
-        from ding_lite.entry.build import resolve_env_spaces
-    except Exception:  # ding_lite.config (imported by ding_lite.entry) may not exist yet
-        pol = cfg.policy
-        pol.action_space = spec.action_space_type
-        pol.model.obs_shape = spec.obs_shape[0]
-        pol.model.action_shape = list(spec.nvec) if spec.nvec else spec.action_shape
-        pol.model.action_space = spec.action_space_type
-        return
-    resolve_env_spaces(cfg, spec)
-
-
 def make_setup(unroll_len=3, continuous=False, init_sigma=1.0):
     env_cfg = EnvConfig.default_config()
     env_cfg.update(type=ENV_NAME, kwargs=dict(continuous=continuous), max_episode_steps=TIME_LIMIT,
@@ -97,7 +84,7 @@ def make_setup(unroll_len=3, continuous=False, init_sigma=1.0):
     cfg = EasyDict(env=env_cfg, policy=pol)
     venv = make_vector_env(cfg.env, N_ENV, seed=0)
     spec = EnvSpec.from_spaces(venv.single_observation_space, venv.single_action_space)
-    resolve_spaces(cfg, spec)
+    resolve_env_spaces(cfg, spec)
     torch.manual_seed(0)
     policy = IMPALAPolicy(cfg.policy, enable_field=("collect", "eval"))
     collector = SampleCollector(venv, policy.collect_mode, spec.action_low, spec.action_high)
