@@ -25,8 +25,10 @@ def prepare_run_dir(run_dir: str, resume: bool) -> None:
     last = os.path.join(run_dir, "ckpt", "ckpt_last.pth.tar")
     if resume:
         if not os.path.isfile(last):
-            raise UserError(f"--resume: '{last}' not found; a run can be resumed once it has written its last "
-                            f"checkpoint (at exit or Ctrl-C). Run without --resume to start it.")
+            fix = (f"it has none (it stopped before writing one); remove '{run_dir}' or choose another --exp-name to "
+                   f"start again" if os.path.exists(run_dir) else "there is no such run; run without --resume to start it")
+            raise UserError(f"--resume: '{last}' not found: a run can be resumed from the checkpoint it writes when it "
+                            f"stops; {fix}")
     elif os.path.exists(run_dir):
         raise UserError(f"run directory '{run_dir}' already exists; continue it with --resume, or choose another "
                         f"name with --exp-name (it is never overwritten)")

@@ -48,7 +48,13 @@ def main(mode: str, config_path: str, seeds: Tuple[int, ...], overrides: Tuple[s
             return
         if load_path is not None:
             raise UserError("--load-path is for -m eval; to continue a training run use --resume")
+        from ding_lite.entry.build import compile_input, prepare_run_dir, run_dir_name
         from ding_lite.entry.serial import serial_pipeline
+        for seed in seeds:  # check every seed's config and run directory before the first run starts
+            cfg = compile_input(config, seed, list(overrides), exp_name)
+            prepare_run_dir(run_dir_name(cfg.exp_name, seed), resume)
+        if len(set(seeds)) != len(seeds):
+            raise UserError(f"-s {' -s '.join(map(str, seeds))}: a seed is repeated; each seed is one run directory")
         for seed in seeds:
             serial_pipeline(config, seed, max_train_iter=max_train_iter, max_env_step=max_env_step,
                             overrides=list(overrides), exp_name=exp_name, resume=resume, quiet=quiet)
@@ -56,7 +62,7 @@ def main(mode: str, config_path: str, seeds: Tuple[int, ...], overrides: Tuple[s
         click.echo(f"ding_lite: error: {err}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
-        click.echo("ding_lite: interrupted; the last checkpoint and result.json were written", err=True)
+        click.echo("ding_lite: interrupted", err=True)
         sys.exit(130)
 
 

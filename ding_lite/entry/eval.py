@@ -20,8 +20,9 @@ def eval_pipeline(input_cfg: ConfigInput, load_path: str, seed: int = 0, *, over
     try:
         parts.policy.model.load_state_dict(state["policy"]["model"])
     except RuntimeError as err:
+        detail = " ".join(str(err).split())[:300]
         raise UserError(f"checkpoint '{load_path}' does not fit this config's model (was it trained with another "
-                        f"config?): {err}") from None
+                        f"config?): {detail}") from None
     episodes = n_episode or cfg.env.n_evaluator_episode
     if episodes % cfg.env.evaluator_env_num:
         raise UserError(f"--episodes {episodes} must be a multiple of env.evaluator_env_num="

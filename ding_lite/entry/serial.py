@@ -19,7 +19,7 @@ class _Run:
     """State of one serial run: the components, counters, and what it writes to its run directory."""
 
     def __init__(self, cfg, seed: int, run_dir: str, model, resume: bool, quiet: bool) -> None:
-        self.cfg, self.run_dir = cfg, run_dir
+        self.cfg, self.run_dir, self.seed = cfg, run_dir, seed
         set_seed(seed)
         parts = build(cfg, seed, model)
         self.policy: Policy = parts.policy
@@ -66,6 +66,8 @@ class _Run:
         self.best_return = float(counters["best_return"])
         self.last_return = None if math.isnan(counters["last_return"]) else float(counters["last_return"])
         set_rng_state(state["rng"])
+        # Env states are not checkpointed: start new episodes, seeded apart from the ones already played.
+        self.collector.reset(seed=self.seed + self.collector.envstep)
         return float(counters["wall_time"])
 
     # ---- the loop ------------------------------------------------------------------------------------------------
@@ -129,7 +131,9 @@ class _Run:
             self.log_episodes()
 
     def finish(self, stop_reason: str) -> Dict[str, Any]:
-        if stop_reason != "interrupted" and self.evaluator.last_eval_iter != self.learner.train_iter:
+        """Final evaluation (on a normal stop), ckpt_last and result.json."""
+        normal = stop_reason in ("stop_value", "max_env_step", "max_train_iter")
+        if normal and self.evaluator.last_eval_iter != self.learner.train_iter:
             self.evaluate()
         if self.cfg.policy.learn.learner.hook.save_ckpt_after_run:
             self.save("ckpt_last.pth.tar")
@@ -168,13 +172,17 @@ def serial_pipeline(input_cfg: ConfigInput, seed: int = 0, env_setting: Any = No
     run_dir = run_dir_name(cfg.exp_name, seed)
     prepare_run_dir(run_dir, resume)
     run = _Run(cfg, seed, run_dir, model, resume, quiet)
-    run.logger.info(f"{'resuming' if resume else 'starting'} {cfg.policy.type} on "
-                    f"{cfg.env.env_id or cfg.env.type} in {os.path.abspath(run_dir)}")
     try:
+        run.logger.info(f"{'resuming' if resume else 'starting'} {cfg.policy.type} on "
+                        f"{cfg.env.env_id or cfg.env.type} in {os.path.abspath(run_dir)}")
         try:
             stop_reason = run.train(max_env_step, max_train_iter)
         except KeyboardInterrupt:
             run.finish("interrupted")
+            raise
+        except Exception as err:
+            # Keep what was learnt (and make the run resumable) before the error propagates unchanged.
+            run.finish(f"error: {type(err).__name__}")
             raise
         run.finish(stop_reason)
     finally:

@@ -21,8 +21,9 @@ def load_checkpoint(path: str, map_location: str = "cpu") -> Dict[str, Any]:
     try:
         state = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as err:  # torch raises several types for corrupt or foreign files
-        raise UserError(f"checkpoint '{path}' cannot be read ({type(err).__name__}: {err}); is it a ding_lite "
-                        f"checkpoint?") from None
+        first_line = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        raise UserError(f"checkpoint '{path}' cannot be read ({type(err).__name__}: {first_line[:200]}); is it a "
+                        f"ding_lite checkpoint?") from None
     if not isinstance(state, dict) or "policy" not in state:
         raise UserError(f"'{path}' is not a ding_lite checkpoint (no 'policy' entry)")
     return state

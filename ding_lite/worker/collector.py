@@ -117,6 +117,13 @@ class SampleCollector(Configurable):
                 count += _leading_dim(samples)
         return batches[0] if len(batches) == 1 else tree_cat(batches)
 
+    def reset(self, seed: Optional[int] = None) -> None:
+        """Start fresh episodes in every env (seeded ``seed + i`` when given); drops the segment in progress."""
+        self._obs, _ = self.env.reset(seed=seed)
+        self._segment = []
+        self.episodes = EpisodeTracker(self.num_envs)
+        self.policy.reset(None)
+
     def close(self) -> None:
         self.env.close()
 

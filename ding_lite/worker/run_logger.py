@@ -24,7 +24,8 @@ class RunLogger:
         self.name = name
         log_dir = os.path.join(run_dir, "log")
         os.makedirs(log_dir, exist_ok=True)
-        self.tb = SummaryWriter(log_dir)
+        # tensorboardX names event files by the second; a unique suffix keeps a quick resume from overwriting one.
+        self.tb = SummaryWriter(log_dir, filename_suffix=f".{os.getpid()}.{time.time_ns()}")
         self.text = logging.getLogger(f"ding_lite.run.{name}.{id(self)}")
         self.text.setLevel(logging.INFO)
         self.text.propagate = False

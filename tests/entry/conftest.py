@@ -3,6 +3,7 @@ import os
 import sys
 
 import pytest
+import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # entry_helpers, whatever pytest's import mode
 
@@ -20,3 +21,11 @@ def in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
     return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def _restore_torch_threads():
+    """A run sets torch's thread count from the config (torch_threads=1); give other test files theirs back."""
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)

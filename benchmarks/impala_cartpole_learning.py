@@ -1,0 +1,80 @@
+"""Env steps and wall time to the first evaluation mean >= 475 for the shipped CartPole IMPALA config.
+
+Each seed runs as its own `ding_lite` process, one after another (so runs do not compete for the 2 cores), and the
+wall time is measured from process start (imports, env creation and start-up included) to the process exit that
+follows the stop at 475. Prints a table and writes benchmarks/results/impala_cartpole_learning.json.
+
+    python benchmarks/impala_cartpole_learning.py [--seeds 0 1 2] [--max-env-step 150000]
+"""
+import argparse
+import csv
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIG = os.path.join(ROOT, "dizoo_configs", "cartpole_impala.py")
+
+
+def run_seed(seed: int, max_env_step: int, workdir: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "ding_lite.entry.cli", "-m", "serial", "-c", CONFIG, "-s", str(seed),
+                    "--env-step", str(max_env_step), "--exp-name", "bench", "-q"], cwd=workdir, env=env, check=True)
+    process_wall = time.perf_counter() - start
+    run_dir = os.path.join(workdir, f"bench_seed{seed}")
+    with open(os.path.join(run_dir, "eval.csv")) as f:
+        rows = list(csv.DictReader(f))
+    with open(os.path.join(run_dir, "result.json")) as f:
+        result = json.load(f)
+    hit = next((r for r in rows if float(r["return_mean"]) >= 475), None)
+    return {
+        "seed": seed,
+        "reached": hit is not None,
+        "env_steps_to_475": int(hit["env_step"]) if hit else None,
+        "train_iters_to_475": int(hit["train_iter"]) if hit else None,
+        "run_wall_s_to_475": float(hit["wall_time"]) if hit else None,
+        "process_wall_s": round(process_wall, 2),
+        "stop_reason": result["stop_reason"],
+        "evaluations": len(rows),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--max-env-step", type=int, default=150_000)
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as workdir:
+        for seed in args.seeds:
+            rows.append(run_seed(seed, args.max_env_step, workdir))
+            print(rows[-1], flush=True)
+    reached = [r for r in rows if r["reached"]]
+    summary = {
+        "seeds_reached": f"{len(reached)}/{len(rows)}",
+        "median_env_steps_to_475": statistics.median(r["env_steps_to_475"] for r in reached) if reached else None,
+        "median_process_wall_s": statistics.median(r["process_wall_s"] for r in reached) if reached else None,
+        "median_run_wall_s_to_475": statistics.median(r["run_wall_s_to_475"] for r in reached) if reached else None,
+    }
+    print(f"\n{'seed':>4} {'env steps to 475':>17} {'run s to 475':>13} {'process s':>10} {'stop':>12}")
+    for r in rows:
+        print(f"{r['seed']:>4} {str(r['env_steps_to_475']):>17} {str(r['run_wall_s_to_475']):>13} "
+              f"{r['process_wall_s']:>10} {r['stop_reason']:>12}")
+    print(f"median: {summary['median_env_steps_to_475']} env steps, {summary['median_process_wall_s']} s from "
+          f"process start ({summary['seeds_reached']} seeds reached 475)")
+    out = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+           "date": time.strftime("%Y-%m-%d"), "config": os.path.relpath(CONFIG, ROOT), "runs": rows,
+           "summary": summary}
+    os.makedirs(os.path.join(ROOT, "benchmarks", "results"), exist_ok=True)
+    with open(os.path.join(ROOT, "benchmarks", "results", "impala_cartpole_learning.json"), "w") as f:
+        json.dump(out, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""The docs cannot go stale silently: the config reference lists every compiled key, and every relative link resolves.
+
+* Every key path of the compiled IMPALA config (sections and leaves, e.g. ``policy.learn.learner.hook``) appears in
+  docs/configs.md in backticks, and so does every entry of the DI-engine compatibility tables in config/compat.py.
+* Every relative link in docs/*.md and README.md points at an existing file, and an anchor (``file.md#section``)
+  at an existing heading of that file (GitHub's heading ids).
+"""
+import os
+import re
+import unicodedata
+from typing import Dict, Iterator, List, Mapping, Tuple
+
+import pytest
+
+from ding_lite.config import compile_config
+from ding_lite.config import compat
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+DOCS = os.path.join(REPO, "docs")
+CONFIGS_MD = os.path.join(DOCS, "configs.md")
+
+# The config the reference documents: IMPALA on a gymnasium env, once with each env manager (the 'subprocess'
+# manager adds env.manager.context).
+REFERENCE_CONFIGS = [
+    (dict(env=dict(env_id="CartPole-v1")), dict(policy=dict(type="impala"))),
+    (dict(env=dict(env_id="CartPole-v1")), dict(policy=dict(type="impala"), env_manager=dict(type="subprocess"))),
+]
+
+
+def key_paths(tree: Mapping, prefix: Tuple[str, ...] = ()) -> Iterator[str]:
+    """Dotted paths of every key of a nested mapping, sections included."""
+    for key, value in tree.items():
+        path = prefix + (str(key),)
+        yield ".".join(path)
+        if isinstance(value, Mapping):
+            yield from key_paths(value, path)
+
+
+def read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def strip_code_blocks(text: str) -> str:
+    """The markdown text without fenced code blocks (their '#' lines are not headings, their brackets not links)."""
+    out, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced:
+            out.append(line)
+    return "\n".join(out)
+
+
+def heading_ids(text: str) -> List[str]:
+    """GitHub's ids of the markdown headings in ``text``: lower case, punctuation dropped, spaces to '-', repeats
+    numbered ``-1``, ``-2``..."""
+    ids: List[str] = []
+    seen: Dict[str, int] = {}
+    for line in strip_code_blocks(text).splitlines():
+        match = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not match:
+            continue
+        title = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", match.group(1))  # a link in a heading: its text
+        title = title.replace("`", "").replace("*", "").strip().lower()
+        slug = "".join(c for c in title if c in " -_" or unicodedata.category(c)[0] in "LN").replace(" ", "-")
+        if slug in seen:
+            seen[slug] += 1
+            slug = f"{slug}-{seen[slug]}"
+        else:
+            seen[slug] = 0
+        ids.append(slug)
+    return ids
+
+
+def markdown_files() -> List[str]:
+    files = sorted(os.path.join(DOCS, name) for name in os.listdir(DOCS) if name.endswith(".md"))
+    readme = os.path.join(REPO, "README.md")
+    return files + ([readme] if os.path.isfile(readme) else [])
+
+
+def relative_links(path: str) -> List[str]:
+    """Targets of the inline links ``[text](target)`` in a markdown file that are not URLs."""
+    text = re.sub(r"`[^`\n]*`", "", strip_code_blocks(read(path)))  # no links inside inline code either
+    targets = re.findall(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)", text)
+    return [t for t in targets if not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", t)]  # http:, https:, mailto: ...
+
+
+def test_expected_docs_exist():
+    for name in ("index.md", "quickstart.md", "configs.md", "writing_a_policy.md", "architecture.md",
+                 "benchmarks.md"):
+        assert os.path.isfile(os.path.join(DOCS, name)), f"docs/{name} is missing"
+
+
+@pytest.mark.parametrize("main_config,create_config", REFERENCE_CONFIGS)
+def test_config_reference_lists_every_compiled_key(main_config, create_config):
+    doc = read(CONFIGS_MD)
+    cfg = compile_config(main_config, create_config)
+    missing = [p for p in key_paths(cfg) if f"`{p}`" not in doc]
+    assert not missing, (f"docs/configs.md does not document these keys of the compiled IMPALA config (add a row "
+                         f"with the key in backticks to the config reference): {missing}")
+
+
+def test_config_reference_lists_every_di_engine_compat_entry():
+    doc = read(CONFIGS_MD)
+    names = (list(compat.MAIN_CONFIG_KEYS) + list(compat.CREATE_CONFIG_SECTIONS) +
+             list(compat.DI_ENGINE_BUFFER_TYPES) + list(compat.DI_ENGINE_MANAGER_TYPES) +
+             list(compat.DI_ENGINE_MANAGER_TYPES.values()) + list(compat.DIZOO_ENV_IDS) +
+             list(compat.DIZOO_ENV_IDS.values()) + list(compat.IGNORED_KEYS))
+    missing = [n for n in names if f"`{n}`" not in doc]
+    assert not missing, f"docs/configs.md does not mention these entries of ding_lite/config/compat.py: {missing}"
+
+
+def test_heading_ids_follow_github():
+    text = "# A `b.c`: d (e)\n```\n# not a heading\n```\n## A `b.c`: d (e)\n### Termination vs. truncation"
+    assert heading_ids(text) == ["a-bc-d-e", "a-bc-d-e-1", "termination-vs-truncation"]
+
+
+@pytest.mark.parametrize("path", markdown_files(), ids=lambda p: os.path.relpath(p, REPO))
+def test_relative_links_resolve(path):
+    broken = []
+    for target in relative_links(path):
+        file_part, _, anchor = target.partition("#")
+        dest = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) if file_part else path
+        if not os.path.exists(dest):
+            broken.append(f"{target} (no file {os.path.relpath(dest, REPO)})")
+        elif anchor and dest.endswith(".md") and anchor not in heading_ids(read(dest)):
+            broken.append(f"{target} (no heading with id '{anchor}' in {os.path.relpath(dest, REPO)})")
+    assert not broken, f"{os.path.relpath(path, REPO)} has broken links: {broken}"
