@@ -15,14 +15,17 @@ main_config = dict(
         cuda=False,
         unroll_len=16,
         model=dict(
+            # Separate actor and critic networks: the value loss (returns up to ~100) would otherwise dominate the
+            # clipped gradient of a shared encoder and destabilise the policy.
+            share_encoder=False,
             encoder_hidden_size_list=[64, 64],
             actor_head_hidden_size=64,
             critic_head_hidden_size=64,
         ),
         learn=dict(
             update_per_collect=4,
-            batch_size=32,
-            learning_rate=0.001,
+            batch_size=16,
+            learning_rate=0.0005,
             value_weight=0.5,
             entropy_weight=0.01,
             discount_factor=0.99,

@@ -167,7 +167,10 @@ def build_defaults(types: Dict[str, Tuple[Optional[str], List[str]]], user_polic
     if model_type is None:
         model, model_free = {}, True
     else:
-        model, model_free = model_defaults(MODEL_REGISTRY.get(model_type))
+        model_cls = MODEL_REGISTRY.get(model_type)
+        model, model_free = model_defaults(model_cls)
+        if hasattr(model_cls, "check_config"):  # models may check their arguments before anything is built
+            out.checkers.append((model_cls, "policy.model"))
     model.update(type=model_type, import_names=list(model_imports))
     out.types["model"] = (model_type, list(model_imports))
     _put_under(tree, ("policy", "model"), model, out.shadowed)

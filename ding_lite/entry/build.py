@@ -88,7 +88,7 @@ def build_buffer(cfg: EasyDict, seed: int):
     return BUFFER_REGISTRY.get(buffer_cfg.type)(buffer_cfg, seed=seed)
 
 
-def compile_input(input_cfg: ConfigInput, seed: int, overrides=None, exp_name: Optional[str] = None) -> EasyDict:
+def compile_input(input_cfg: ConfigInput, seed: Optional[int], overrides=None, exp_name: Optional[str] = None) -> EasyDict:
     """Compile main_config or (main_config, create_config) for one seed; ``torch_threads`` takes effect here."""
     cfg = compile_config(input_cfg, overrides=overrides, seed=seed, exp_name=exp_name)
     torch.set_num_threads(cfg.torch_threads)

@@ -16,7 +16,7 @@ MODES = ("serial", "eval")
               help="serial: train in one process; eval: evaluate a checkpoint (--load-path).")
 @click.option("-c", "--config", "config_path", required=True, help="Config file (.py defining main_config).")
 @click.option("-s", "--seed", "seeds", type=int, multiple=True,
-              help="Seed; repeat for several runs, each in <exp_name>_seed<N>. Default: 0.")
+              help="Seed; repeat for several runs, each in <exp_name>_seed<N>. Default: the config's seed (0).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a config key, e.g. --set policy.learn.learning_rate=3e-4 (repeatable).")
 @click.option("--env-step", "max_env_step", type=int, default=None, help="Stop after this many env steps.")
@@ -34,14 +34,14 @@ def main(mode: str, config_path: str, seeds: Tuple[int, ...], overrides: Tuple[s
     sys.path[:0] = [os.getcwd(), os.path.dirname(os.path.abspath(config_path))]
     try:
         config = read_config_file(config_path)
-        seeds = seeds or (0,)
+        seeds = seeds or (None,)  # no -s: the config's seed
         if mode == "eval":
             if load_path is None:
                 raise UserError("-m eval needs --load-path PATH (e.g. <run_dir>/ckpt/ckpt_best.pth.tar)")
             from ding_lite.entry.eval import eval_pipeline
             for seed in seeds:
                 result = eval_pipeline(config, load_path, seed, overrides=list(overrides), n_episode=episodes)
-                click.echo(f"seed {seed}: return {result['return_mean']:.2f} +- {result['return_std']:.2f} "
+                click.echo(f"seed {result['seed']}: return {result['return_mean']:.2f} +- {result['return_std']:.2f} "
                            f"(min {result['return_min']:.2f}, max {result['return_max']:.2f}) over "
                            f"{result['episodes']} episodes; checkpoint at train_iter {result['train_iter']}, "
                            f"env_step {result['env_step']}")
@@ -52,7 +52,7 @@ def main(mode: str, config_path: str, seeds: Tuple[int, ...], overrides: Tuple[s
         from ding_lite.entry.serial import serial_pipeline
         for seed in seeds:  # check every seed's config and run directory before the first run starts
             cfg = compile_input(config, seed, list(overrides), exp_name)
-            prepare_run_dir(run_dir_name(cfg.exp_name, seed), resume)
+            prepare_run_dir(run_dir_name(cfg.exp_name, cfg.seed), resume)
         if len(set(seeds)) != len(seeds):
             raise UserError(f"-s {' -s '.join(map(str, seeds))}: a seed is repeated; each seed is one run directory")
         for seed in seeds:

@@ -7,13 +7,14 @@ from ding_lite.worker import Evaluator, load_checkpoint
 from .build import ConfigInput, build, compile_input
 
 
-def eval_pipeline(input_cfg: ConfigInput, load_path: str, seed: int = 0, *, overrides: Optional[List[str]] = None,
+def eval_pipeline(input_cfg: ConfigInput, load_path: str, seed: Optional[int] = None, *, overrides: Optional[List[str]] = None,
                   n_episode: Optional[int] = None) -> Dict[str, Any]:
     """Load the model weights of ``load_path`` into the config's policy and evaluate it; returns the statistics.
 
     ``n_episode`` (default ``env.n_evaluator_episode``) must be a multiple of ``env.evaluator_env_num``.
     """
     cfg = compile_input(input_cfg, seed, overrides)
+    seed = cfg.seed
     state = load_checkpoint(load_path)
     set_seed(seed)
     parts = build(cfg, seed, collect=False, enable_field=("eval",))
@@ -33,6 +34,7 @@ def eval_pipeline(input_cfg: ConfigInput, load_path: str, seed: int = 0, *, over
         result = evaluator.eval(int(state["counters"]["train_iter"]))
     finally:
         evaluator.close()
+    result["seed"] = seed
     result["train_iter"] = int(state["counters"]["train_iter"])
     result["env_step"] = int(state["counters"]["env_step"])
     return result

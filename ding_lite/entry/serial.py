@@ -157,18 +157,19 @@ class _Run:
         self.logger.close()
 
 
-def serial_pipeline(input_cfg: ConfigInput, seed: int = 0, env_setting: Any = None,
+def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, env_setting: Any = None,
                     model: Optional[torch.nn.Module] = None, max_train_iter: Optional[int] = None,
                     max_env_step: Optional[int] = None, *, overrides: Optional[List[str]] = None,
                     exp_name: Optional[str] = None, resume: bool = False, quiet: bool = False) -> Policy:
     """Train ``input_cfg`` (main_config or (main_config, create_config)) in ``<exp_name>_seed<seed>``.
 
-    Returns the trained policy. ``overrides`` are ``--set`` strings or a dict of dotted keys. Ctrl-C stops the run
+    ``seed`` defaults to the config's ``seed`` (0 unless set). Returns the trained policy. ``overrides`` are ``--set`` strings or a dict of dotted keys. Ctrl-C stops the run
     cleanly: a last checkpoint and result.json are written, then KeyboardInterrupt propagates.
     """
     if env_setting is not None:
         raise NotImplementedError("env_setting is not used by ding_lite: envs come from the config's env section")
     cfg = compile_input(input_cfg, seed, overrides, exp_name)
+    seed = cfg.seed
     run_dir = run_dir_name(cfg.exp_name, seed)
     prepare_run_dir(run_dir, resume)
     run = _Run(cfg, seed, run_dir, model, resume, quiet)

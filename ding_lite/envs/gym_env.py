@@ -1,4 +1,5 @@
 """Env creation: gymnasium ids (type 'gym') and user envs registered in ENV_REGISTRY."""
+import inspect
 from typing import Any, Callable
 
 import gymnasium as gym
@@ -88,6 +89,11 @@ def env_factory(cfg: EasyDict) -> Callable[[], gym.Env]:
     entry = ENV_REGISTRY.get(cfg.type)
     if hasattr(entry, "make"):
         return lambda: entry.make(cfg)
+
+    try:  # wrong kwargs are the user's mistake: say so before any env is built
+        inspect.signature(entry).bind(**cfg.kwargs)
+    except TypeError as err:
+        raise UserError(f"env.kwargs={dict(cfg.kwargs)} do not fit env type '{cfg.type}' ({err})") from None
 
     def _make() -> gym.Env:
         env = entry(**cfg.kwargs)
