@@ -96,7 +96,7 @@ class ReplayBuffer(Configurable):
 
     @classmethod
     def check_config(cls, cfg: EasyDict, path: str) -> None:
-        size, max_use, stale = cfg.get("replay_buffer_size"), cfg.get("max_use"), cfg.get("max_staleness")
+        size, max_use, stale = cfg.replay_buffer_size, cfg.max_use, cfg.max_staleness
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ConfigError(f"{path}.replay_buffer_size must be a positive int (samples), got {size!r}")
         if isinstance(max_use, bool) or not (max_use == INF or (isinstance(max_use, int) and max_use >= 1)):

@@ -44,7 +44,7 @@ def resolve_env_spaces(cfg: EasyDict, spec: EnvSpec) -> None:
                           f"has a {spec.action_space_type} action space; set policy.action_space='auto'")
     env_facts = {
         "obs_shape": spec.obs_shape[0] if len(spec.obs_shape) == 1 else list(spec.obs_shape),
-        "action_shape": list(spec.nvec) if spec.nvec else spec.action_shape,
+        "action_shape": spec.model_action_shape,
         "action_space": spec.action_space_type,
     }
     for key, value in env_facts.items():

@@ -28,8 +28,7 @@ def eval_pipeline(input_cfg: ConfigInput, load_path: str, seed: Optional[int] = 
     if episodes % cfg.env.evaluator_env_num:
         raise UserError(f"--episodes {episodes} must be a multiple of env.evaluator_env_num="
                         f"{cfg.env.evaluator_env_num}")
-    evaluator = Evaluator(parts.evaluator_env, parts.policy.eval_mode, episodes, 1, parts.spec.action_low,
-                          parts.spec.action_high)
+    evaluator = Evaluator(parts.evaluator_env, parts.policy.eval_mode, episodes, 1)
     try:
         result = evaluator.eval(int(state["counters"]["train_iter"]))
     finally:

@@ -23,10 +23,9 @@ class _Run:
         set_seed(seed)
         parts = build(cfg, seed, model)
         self.policy: Policy = parts.policy
-        low, high = parts.spec.action_low, parts.spec.action_high
-        self.collector = SampleCollector(parts.collector_env, self.policy.collect_mode, low, high)
+        self.collector = SampleCollector(parts.collector_env, self.policy.collect_mode)
         self.evaluator = Evaluator(parts.evaluator_env, self.policy.eval_mode, cfg.env.n_evaluator_episode,
-                                   cfg.policy.eval.evaluator.eval_freq, low, high)
+                                   cfg.policy.eval.evaluator.eval_freq)
         self.buffer = build_buffer(cfg, seed)
         self.learner = Learner(self.policy.learn_mode)
         self.best_return, self.last_return = -math.inf, None

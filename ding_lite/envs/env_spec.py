@@ -10,8 +10,9 @@ import numpy as np
 class EnvSpec:
     """Observation/action shapes of one (single, not vectorised) env, and how actions are represented.
 
-    ``action_space_type`` is 'discrete', 'continuous' or 'multi_discrete'; ``action_shape`` is the number of actions
-    (discrete), the action dimension (continuous) or the number of heads (multi_discrete, with sizes in ``nvec``).
+    ``action_space_type`` is 'discrete', 'continuous', 'multi_discrete' or 'mixed'; ``action_shape`` is the number of
+    actions (discrete), the action dimension (continuous and mixed) or the number of heads (multi_discrete, with sizes
+    in ``nvec``). A 'mixed' space is gymnasium's ``Tuple(Discrete(K), Box(D))`` with K in ``n_discrete``.
     """
 
     obs_shape: Tuple[int, ...]
@@ -20,6 +21,16 @@ class EnvSpec:
     nvec: Optional[Tuple[int, ...]] = None
     action_low: Optional[np.ndarray] = None
     action_high: Optional[np.ndarray] = None
+    n_discrete: Optional[int] = None
+
+    @property
+    def model_action_shape(self):
+        """The ``action_shape`` models take: int, the heads' sizes (multi_discrete) or ``[K, D]`` (mixed)."""
+        if self.action_space_type == "multi_discrete":
+            return list(self.nvec)
+        if self.action_space_type == "mixed":
+            return [self.n_discrete, self.action_shape]
+        return self.action_shape
 
     @classmethod
     def from_spaces(cls, observation_space: gym.Space, action_space: gym.Space) -> "EnvSpec":
@@ -34,4 +45,10 @@ class EnvSpec:
         if isinstance(action_space, gym.spaces.Box):
             return cls(obs_shape, "continuous", int(np.prod(action_space.shape)),
                        action_low=action_space.low.astype(np.float32), action_high=action_space.high.astype(np.float32))
-        raise TypeError(f"unsupported action space {action_space}: use Discrete, MultiDiscrete or Box")
+        if (isinstance(action_space, gym.spaces.Tuple) and len(action_space) == 2
+                and isinstance(action_space[0], gym.spaces.Discrete) and isinstance(action_space[1], gym.spaces.Box)):
+            box = action_space[1]
+            return cls(obs_shape, "mixed", int(np.prod(box.shape)), action_low=box.low.astype(np.float32),
+                       action_high=box.high.astype(np.float32), n_discrete=int(action_space[0].n))
+        raise TypeError(f"unsupported action space {action_space}: use Discrete, MultiDiscrete, Box or "
+                        f"Tuple(Discrete, Box)")

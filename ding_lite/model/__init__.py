@@ -1,2 +1,3 @@
 """Model templates registered in MODEL_REGISTRY."""
 from .vac import VAC
+from .qac import QAC

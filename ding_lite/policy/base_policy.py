@@ -32,6 +32,7 @@ class CollectMode:
     get_train_sample: Callable[[Dict[str, torch.Tensor]], Dict[str, torch.Tensor]]
     reset: Callable[[Optional[Sequence[int]]], None]
     unroll_len: int
+    action_bound: str = "clip"
 
 
 @dataclass(frozen=True)
@@ -40,12 +41,17 @@ class EvalMode:
 
     forward: Callable[[torch.Tensor], Dict[str, Any]]
     reset: Callable[[Optional[Sequence[int]]], None]
+    action_bound: str = "clip"
 
 
 class Policy(Configurable):
     """Base class of every policy. Subclasses set ``config``, ``default_model`` and the ``_init_*``/``_forward_*``
     methods; ``_process_transition`` and ``_get_train_sample`` decide what a step stores and how it trains.
     """
+
+    # How continuous actions meet the env's Box bounds (see ding_lite.envs.action_adapter): 'clip' for actions in env
+    # units, 'rescale' for actions in [-1, 1] (tanh-squashed policies).
+    action_bound = "clip"
 
     config = dict(
         # (str) POLICY_REGISTRY name (set from create_config.policy.type).
@@ -136,11 +142,11 @@ class Policy(Configurable):
     @property
     def collect_mode(self) -> CollectMode:
         return CollectMode(self._forward_collect, self._process_transition, self._get_train_sample,
-                           self._reset_collect, int(self._cfg.unroll_len))
+                           self._reset_collect, int(self._cfg.unroll_len), self.action_bound)
 
     @property
     def eval_mode(self) -> EvalMode:
-        return EvalMode(self._forward_eval, self._reset_eval)
+        return EvalMode(self._forward_eval, self._reset_eval, self.action_bound)
 
     @property
     def model(self) -> torch.nn.Module:

@@ -39,3 +39,42 @@ def flat_dim(shape) -> int:
     if isinstance(shape, int):
         return shape
     return int(torch.tensor(list(shape)).prod().item())
+
+
+class EnsembleLinear(nn.Module):
+    """``n`` independent linear layers applied as one batched matmul: ``(n, B, in) -> (n, B, out)``.
+
+    Each member is initialised like ``nn.Linear`` (orthogonal weight with ``gain``, zero bias) on its own.
+    """
+
+    def __init__(self, n: int, in_dim: int, out_dim: int, gain: float = 2 ** 0.5) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(n, in_dim, out_dim))
+        self.bias = nn.Parameter(torch.zeros(n, 1, out_dim))
+        with torch.no_grad():
+            for i in range(n):
+                self.weight[i] = nn.init.orthogonal_(torch.empty(out_dim, in_dim), gain=gain).T
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.baddbmm(self.bias, x, self.weight)
+
+
+class EnsembleMLP(nn.Module):
+    """``n`` MLPs of the same shape evaluated together (e.g. SAC's critic replicas): ``(B, in)`` or ``(n, B, in)``
+    -> ``(n, B, out)``. One batched matmul per layer instead of ``n`` small ones."""
+
+    def __init__(self, n: int, in_dim: int, hidden: Sequence[int], out_dim: int, act: str = "relu",
+                 out_gain: float = 1.0) -> None:
+        super().__init__()
+        self.n = n
+        layers, dim = [], in_dim
+        for size in hidden:
+            layers += [EnsembleLinear(n, dim, size), activation(act)]
+            dim = size
+        layers.append(EnsembleLinear(n, dim, out_dim, gain=out_gain))
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() == 2:
+            x = x.unsqueeze(0).expand(self.n, *x.shape)
+        return self.net(x)

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 
+from ding_lite.envs import ActionAdapter, EnvSpec
 from ding_lite.policy.base_policy import CollectMode
 from ding_lite.torch_utils import tree_cat, tree_map, tree_stack
 from ding_lite.utils import Configurable, UserError
@@ -27,6 +28,11 @@ def true_next_obs(next_obs: np.ndarray, done: np.ndarray, info: Dict[str, Any]) 
     for i in np.flatnonzero(info["_final_obs"]):
         real[i] = info["final_obs"][i]
     return real
+
+
+def env_action_adapter(env: gym.vector.VectorEnv, bound: str) -> ActionAdapter:
+    """What turns the policy's batched actions into ``env.step``'s argument (bounds applied to that copy only)."""
+    return ActionAdapter(EnvSpec.from_spaces(env.single_observation_space, env.single_action_space), bound)
 
 
 def check_same_step(env: gym.vector.VectorEnv) -> None:
@@ -67,8 +73,7 @@ class SampleCollector(Configurable):
 
     config = dict()
 
-    def __init__(self, env: gym.vector.VectorEnv, policy: CollectMode, action_low: Optional[np.ndarray] = None,
-                 action_high: Optional[np.ndarray] = None) -> None:
+    def __init__(self, env: gym.vector.VectorEnv, policy: CollectMode) -> None:
         check_same_step(env)
         self.env = env
         self.policy = policy
@@ -76,14 +81,9 @@ class SampleCollector(Configurable):
         self.unroll_len = policy.unroll_len
         self._obs = env.last_obs
         self._segment: List[Dict[str, torch.Tensor]] = []
-        self._clip = (action_low, action_high) if action_low is not None else None
+        self._env_action = env_action_adapter(env, policy.action_bound)
         self.episodes = EpisodeTracker(self.num_envs)
         self.envstep = 0
-
-    def _env_action(self, action: torch.Tensor) -> np.ndarray:
-        """The action sent to the env: on the CPU, as numpy, clipped to a Box's bounds (the stored one is not)."""
-        action = action.cpu().numpy()
-        return np.clip(action, *self._clip) if self._clip is not None else action
 
     def step(self) -> Optional[Dict[str, torch.Tensor]]:
         """One vector-env step; returns a batch of train samples when it completes a segment, else None."""

@@ -9,7 +9,7 @@ from easydict import EasyDict
 from ding_lite.policy.base_policy import EvalMode
 from ding_lite.utils import Configurable, ConfigError
 
-from .collector import check_same_step
+from .collector import check_same_step, env_action_adapter
 
 
 class Evaluator(Configurable):
@@ -29,15 +29,14 @@ class Evaluator(Configurable):
         if cfg.eval_freq < 1:
             raise ConfigError(f"{path}.eval_freq={cfg.eval_freq}: must be at least 1 (train iterations)")
 
-    def __init__(self, env: gym.vector.VectorEnv, policy: EvalMode, n_episode: int, eval_freq: int,
-                 action_low=None, action_high=None) -> None:
+    def __init__(self, env: gym.vector.VectorEnv, policy: EvalMode, n_episode: int, eval_freq: int) -> None:
         check_same_step(env)
         self.env = env
         self.policy = policy
         self.quota = n_episode // env.num_envs
         self.eval_freq = eval_freq
         self.last_eval_iter = None
-        self._clip = (action_low, action_high) if action_low is not None else None
+        self._env_action = env_action_adapter(env, policy.action_bound)
 
     def should_eval(self, train_iter: int) -> bool:
         return self.last_eval_iter is None or train_iter - self.last_eval_iter >= self.eval_freq
@@ -52,9 +51,7 @@ class Evaluator(Configurable):
         returns = []
         self.policy.reset(None)
         while (done_count < self.quota).any():
-            action = self.policy.forward(torch.from_numpy(obs).float())["action"].cpu().numpy()
-            if self._clip is not None:
-                action = np.clip(action, *self._clip)
+            action = self._env_action(self.policy.forward(torch.from_numpy(obs).float())["action"])
             obs, reward, terminated, truncated, _ = self.env.step(action)
             running += reward
             for i in np.flatnonzero(terminated | truncated):

@@ -273,7 +273,8 @@ def test_python_api(in_tmp):
                        load_ckpt(run / "ckpt" / "ckpt_last.pth.tar")["policy"]["model"], "returned policy")
     # compile_config from Python: same keys as total_config.py
     cfg = from_entry((names["main_config"], names["create_config"]), overrides=SMALL_DICT, seed=0)
-    assert cfg.env.collector_env_num == 2 and cfg.policy.learn.learning_rate == 0.001
+    assert cfg.env.collector_env_num == 2
+    assert cfg.policy.learn.learning_rate == names["main_config"]["policy"]["learn"]["learning_rate"]
 
 
 # ---- Ctrl-C ---------------------------------------------------------------------------------------------------------

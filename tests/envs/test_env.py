@@ -164,7 +164,7 @@ def test_env_spec_multi_discrete():
 def test_env_spec_rejects_other_spaces():
     with pytest.raises(TypeError, match="Box observation"):
         EnvSpec.from_spaces(gym.spaces.Discrete(4), gym.spaces.Discrete(2))
-    with pytest.raises(TypeError, match="Discrete, MultiDiscrete or Box"):
+    with pytest.raises(TypeError, match="Discrete, MultiDiscrete, Box or Tuple"):
         EnvSpec.from_spaces(gym.spaces.Box(-1, 1, (2,)), gym.spaces.MultiBinary(3))
 
 

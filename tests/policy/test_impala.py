@@ -454,7 +454,7 @@ def train(env_name, iters, n_env=8, unroll_len=8, batch_size=16, update_per_coll
     resolve_env_spaces(cfg, spec)
     torch.manual_seed(seed)
     policy = IMPALAPolicy(cfg.policy)
-    collector = SampleCollector(venv, policy.collect_mode, spec.action_low, spec.action_high)
+    collector = SampleCollector(venv, policy.collect_mode)
     buffer = ReplayBuffer(EasyDict(ReplayBuffer.default_config(), replay_buffer_size=256, max_use=4), seed=seed)
     train_iter = 0
     for _ in range(iters):

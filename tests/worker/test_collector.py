@@ -87,7 +87,7 @@ def make_setup(unroll_len=3, continuous=False, init_sigma=1.0):
     resolve_env_spaces(cfg, spec)
     torch.manual_seed(0)
     policy = IMPALAPolicy(cfg.policy, enable_field=("collect", "eval"))
-    collector = SampleCollector(venv, policy.collect_mode, spec.action_low, spec.action_high)
+    collector = SampleCollector(venv, policy.collect_mode)
     return venv, spec, policy, collector
 
 

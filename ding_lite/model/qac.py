@@ -1,0 +1,94 @@
+"""QAC: SAC's actor and critic ensemble, for continuous, discrete and mixed (Tuple(Discrete, Box)) action spaces.
+
+Critic replicas are evaluated together as one ensemble network (one batched matmul per layer), so N critics cost
+about as much as one at the batch sizes of SAC.
+"""
+from typing import Dict, Sequence, Union
+
+import torch
+from torch import nn
+
+from ding_lite.torch_utils.network import ACTIVATIONS, EnsembleMLP, flat_dim, mlp
+from ding_lite.utils import MODEL_REGISTRY, ConfigError
+
+ActionShape = Union[int, Sequence[int], Dict[str, int]]
+
+
+@MODEL_REGISTRY.register("qac")
+class QAC(nn.Module):
+    """Actor and ``num_critics`` Q networks.
+
+    * 'continuous' (action_shape D): actor -> ``{'mu', 'log_std'}`` (B, D); critic(obs, action) -> (N, B).
+    * 'discrete' (action_shape A): actor -> ``{'logit'}`` (B, A) (absent with ``actor=False``: ALF's Boltzmann
+      policy over Q); critic(obs) -> (N, B, A).
+    * 'mixed' (action_shape ``[K, D]``: K discrete choices, D continuous dims): actor -> ``{'mu', 'log_std'}``
+      (B, D); critic(obs, continuous action) -> (N, B, K), the Q of every discrete choice given the continuous one.
+    """
+
+    def __init__(self, obs_shape: Union[int, Sequence[int]] = None, action_shape: ActionShape = None,
+                 action_space: str = None, num_critics: int = 2, actor: bool = True,
+                 actor_head_hidden_size: int = 256, actor_head_layer_num: int = 2,
+                 critic_head_hidden_size: int = 256, critic_head_layer_num: int = 2, activation: str = "relu",
+                 log_std_min: float = -20.0, log_std_max: float = 2.0) -> None:
+        super().__init__()
+        if obs_shape is None or action_shape is None or action_space is None:
+            raise ValueError("QAC needs obs_shape, action_shape and action_space (the pipelines fill them from the "
+                             "env)")
+        self.action_space = action_space
+        obs_dim = flat_dim(obs_shape)
+        if action_space == "mixed":
+            n_discrete, act_dim = int(action_shape[0]), int(action_shape[1])
+        elif action_space == "continuous":
+            n_discrete, act_dim = 0, int(action_shape)
+        elif action_space == "discrete":
+            n_discrete, act_dim = int(action_shape), 0
+        else:
+            raise ValueError(f"QAC: action_space must be 'continuous', 'discrete' or 'mixed', got '{action_space}'")
+        self.log_std_min, self.log_std_max = log_std_min, log_std_max
+        actor_hidden = [actor_head_hidden_size] * actor_head_layer_num
+        critic_hidden = [critic_head_hidden_size] * critic_head_layer_num
+        self.actor = None
+        if action_space != "discrete":
+            self.actor = mlp(obs_dim, actor_hidden, 2 * act_dim, activation, 0.01)
+        elif actor:
+            self.actor = mlp(obs_dim, actor_hidden, n_discrete, activation, 0.01)
+        critic_in = obs_dim + (act_dim if action_space != "discrete" else 0)
+        critic_out = 1 if action_space == "continuous" else n_discrete
+        self.critic = EnsembleMLP(num_critics, critic_in, critic_hidden, critic_out, activation)
+
+    @classmethod
+    def check_config(cls, cfg, path: str) -> None:
+        """Reject impossible arguments before any env or network is built (``cfg`` is the model section)."""
+        if cfg.num_critics < 1:
+            raise ConfigError(f"{path}.num_critics={cfg.num_critics}: must be at least 1")
+        if cfg.activation not in ACTIVATIONS:
+            raise ConfigError(f"{path}.activation='{cfg.activation}': choose one of {sorted(ACTIVATIONS)}")
+        if min(cfg.actor_head_hidden_size, cfg.critic_head_hidden_size) < 1 or \
+                min(cfg.actor_head_layer_num, cfg.critic_head_layer_num) < 0:
+            raise ConfigError(f"{path}: hidden sizes must be positive and layer numbers >= 0")
+        if cfg.log_std_min >= cfg.log_std_max:
+            raise ConfigError(f"{path}.log_std_min={cfg.log_std_min} must be below log_std_max={cfg.log_std_max}")
+
+    def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """(B, *obs_shape) -> ``{'mu', 'log_std'}`` (continuous, mixed) or ``{'logit'}`` (discrete)."""
+        out = self.actor(obs.flatten(1))
+        if self.action_space == "discrete":
+            return {"logit": out}
+        mu, log_std = out.chunk(2, dim=-1)
+        return {"mu": mu, "log_std": log_std.clamp(self.log_std_min, self.log_std_max)}
+
+    def compute_critic(self, obs: torch.Tensor, action: torch.Tensor = None) -> torch.Tensor:
+        """Q of every replica: (N, B) for continuous; (N, B, A) discrete; (N, B, K) mixed (given the continuous
+        action)."""
+        x = obs.flatten(1)
+        if self.action_space != "discrete":
+            x = torch.cat([x, action], dim=-1)
+        q = self.critic(x)
+        return q.squeeze(-1) if self.action_space == "continuous" else q
+
+    def forward(self, obs: torch.Tensor, mode: str = "compute_actor", action: torch.Tensor = None):
+        if mode == "compute_actor":
+            return self.compute_actor(obs)
+        if mode == "compute_critic":
+            return self.compute_critic(obs, action)
+        raise ValueError(f"QAC: unknown mode '{mode}'")
