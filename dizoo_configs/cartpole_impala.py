@@ -23,8 +23,10 @@ main_config = dict(
             critic_head_hidden_size=64,
         ),
         learn=dict(
-            update_per_collect=4,
-            batch_size=16,
+            # 8 updates of 32 unrolls per 16 new unrolls: each unroll is replayed ~16 times (max_use), and V-trace
+            # corrects for the policy having moved on since it was collected.
+            update_per_collect=8,
+            batch_size=32,
             learning_rate=0.0005,
             value_weight=0.5,
             entropy_weight=0.01,
@@ -39,7 +41,7 @@ main_config = dict(
         ),
         collect=dict(n_sample=16),
         eval=dict(evaluator=dict(eval_freq=50)),
-        other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=4)),
+        other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=16)),
     ),
 )
 create_config = dict(
