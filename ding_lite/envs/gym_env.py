@@ -1,4 +1,5 @@
 """Env creation: gymnasium ids (type 'gym') and user envs registered in ENV_REGISTRY."""
+import functools
 import inspect
 from typing import Any, Callable
 
@@ -65,10 +66,26 @@ class GymEnv(EnvConfig):
         check_env_id(cfg.env_id, f"{path}.env_id")
 
     @staticmethod
-    def make(cfg: EasyDict) -> gym.Env:
+    def _make_kwargs(cfg: EasyDict) -> dict:
         kwargs = dict(cfg.kwargs)
         if cfg.max_episode_steps is not None:
             kwargs["max_episode_steps"] = cfg.max_episode_steps
+        return kwargs
+
+    @classmethod
+    def factory(cls, cfg: EasyDict) -> Callable[[], gym.Env]:
+        """``partial(gymnasium.make, env_id, **kwargs)``, after one probe env made here with clear errors.
+
+        The factory references gymnasium only, so a spawned env process (the 'subprocess' manager) imports
+        gymnasium, not ding_lite and torch: a much faster start.
+        """
+        cls.make(cfg).close()
+        return functools.partial(gym.make, cfg.env_id, **cls._make_kwargs(cfg))
+
+    @classmethod
+    def make(cls, cfg: EasyDict) -> gym.Env:
+        """One env of ``cfg``; gymnasium's errors become ``UserError`` messages that name the fix."""
+        kwargs = cls._make_kwargs(cfg)
         try:
             return gym.make(cfg.env_id, **kwargs)
         except gym.error.DependencyNotInstalled as err:
@@ -83,12 +100,12 @@ class GymEnv(EnvConfig):
 def env_factory(cfg: EasyDict) -> Callable[[], gym.Env]:
     """A zero-argument function making one env of ``cfg`` (an ``env`` section with ``type``): what vector envs take.
 
-    ENV_REGISTRY entries are either classes with a static ``make(cfg)`` (like ``GymEnv``) or gymnasium.Env
+    ENV_REGISTRY entries are either classes with a ``factory(cfg)`` classmethod (like ``GymEnv``) or gymnasium.Env
     subclasses, constructed with ``**env.kwargs``.
     """
     entry = ENV_REGISTRY.get(cfg.type)
-    if hasattr(entry, "make"):
-        return lambda: entry.make(cfg)
+    if hasattr(entry, "factory"):
+        return entry.factory(cfg)
 
     try:  # wrong kwargs are the user's mistake: say so before any env is built
         inspect.signature(entry).bind(**cfg.kwargs)
