@@ -3,3 +3,4 @@ from .env_manager import SubprocessEnvManager, SyncEnvManager, make_vector_env
 from .action_adapter import ACTION_BOUNDS, ActionAdapter
 from .env_spec import EnvSpec
 from .gym_env import EnvConfig, GymEnv, check_env_id, env_factory
+from .mixed_target import MixedTargetEnv
