@@ -4,15 +4,15 @@ Replay", arXiv:1611.01224).
 A behaviour policy mu generated an unroll x_0, a_0, r_0, ..., x_{T-1}, a_{T-1}, r_{T-1}; the learner improves the
 policy pi. With the importance ratio rho_t = pi(a_t|x_t) / mu(a_t|x_t), ACER has three ingredients.
 
-**Retrace targets** (sec. 3.1, eq. 5). The target for Q(x_t, a_t) is computed backwards in time,
+**Retrace targets** (sec. 3.1). The target for Q(x_t, a_t) is computed backwards in time,
 
     Q_ret_t = r_t + gamma [ c_{t+1} (Q_ret_{t+1} - Q(x_{t+1}, a_{t+1})) + V(x_{t+1}) ],
 
 with the truncated trace coefficient c_t = min(1, rho_t) for discrete actions and c_t = min(1, rho_t^(1/d)) for a
-d-dimensional continuous action (sec. 5). With every c = 1 the same recursion gives Q_opc, a target without
+d-dimensional continuous action (sec. 5.1). With every c = 1 the same recursion gives Q_opc, a target without
 importance weights, which the paper prefers in the continuous policy gradient.
 
-**Truncated importance sampling with bias correction** (sec. 3.2, eq. 9 / 11). With rho_bar_t = min(c, rho_t),
+**Truncated importance sampling with bias correction** (sec. 3.2). With rho_bar_t = min(c, rho_t),
 
     g_t = rho_bar_t grad log pi(a_t|x_t) (Q_ret_t - V(x_t))
           + E_{a ~ pi} [ [1 - c / rho_t(a)]_+ grad log pi(a|x_t) (Q(x_t, a) - V(x_t)) ].
@@ -21,7 +21,7 @@ The first term has variance bounded by c; the second, weighted by how much each 
 exactly what the truncation removed, so (with the true Q) E_mu[g_t] = E_pi[grad log pi (Q - V)]. For discrete
 actions the expectation over pi is a sum; for continuous ones it is estimated with one sample a' ~ pi.
 
-**Efficient trust region** (sec. 3.3, eq. 12). Write the policy as a distribution f of statistics phi(x) produced by
+**Efficient trust region** (sec. 3.3). Write the policy as a distribution f of statistics phi(x) produced by
 the network, g = d(objective)/d(phi) per sample and k = d KL(f(phi_avg) || f(phi)) / d(phi), with phi_avg the
 statistics of an exponential moving average of the policy's parameters. The linearised problem
 min_z 0.5 ||g - z||^2 s.t. k^T z <= delta has the closed-form solution
@@ -30,8 +30,8 @@ min_z 0.5 ||g - z||^2 s.t. k^T z <= delta has the closed-form solution
 
 which is then back-propagated from phi into the network in place of g.
 
-**Stochastic dueling network** for continuous actions (sec. 4): Q~(x, a) = V(x) + A(x, a) - 1/n sum_i A(x, u_i),
-u_i ~ pi (the model's job), and the value target (eq. 13 of the arXiv version)
+**Stochastic dueling network** for continuous actions (sec. 5.1): Q~(x, a) = V(x) + A(x, a) - 1/n sum_i A(x, u_i),
+u_i ~ pi (the model's job), and the target of its V head
 
     V_target(x_t) = min(1, rho_t) (Q_ret_t - Q~(x_t, a_t)) + V(x_t).
 
@@ -86,8 +86,8 @@ def acer_trace_coef(ratios: torch.Tensor, action_dim: Optional[int] = None) -> t
         - ratios: (T, B, ...) importance ratios rho_t = pi(a_t|x_t) / mu(a_t|x_t) of the taken actions (joint over
           the action's dimensions).
         - action_dim: None for discrete actions: c_t = min(1, rho_t). The action dimension d for continuous actions:
-          c_t = min(1, rho_t^(1/d)) (sec. 5 of the paper: the d-th root keeps the product of d per-dimension-sized
-          ratios from vanishing the trace).
+          c_t = min(1, rho_t^(1/d)) (sec. 5.1 of the paper: a joint ratio over d dimensions behaves like a product of
+          d per-dimension ratios, and its d-th root keeps the trace from collapsing as d grows).
     Returns:
         c (T, B, ...) in [0, 1].
     """
@@ -142,7 +142,7 @@ def acer_retrace_targets(
         discounts: torch.Tensor,
         bootstrap: torch.Tensor,
 ) -> torch.Tensor:
-    """Retrace targets Q_ret (eq. 5 of the paper) with episode ends inside the unroll.
+    """Retrace targets Q_ret (sec. 3.1 of the paper) with episode ends inside the unroll.
 
     Computed backwards from the last step:
 
@@ -229,7 +229,7 @@ def acer_policy_loss_discrete(
     """ACER policy loss for a categorical policy: truncated importance sampling plus the exact bias correction.
 
     With rho(a) = pi(a|x_t) / mu(a|x_t), V_t = sum_a pi(a) Q(x_t, a) and A(a) = Q(x_t, a) - V_t, the loss is minus the
-    paper's objective (whose gradient is eq. 9 with the expectation over pi summed exactly):
+    paper's objective (whose gradient is the paper's g_t of sec. 3.2, the expectation over pi summed exactly):
 
         truncated_loss_t  = - min(c, rho(a_t)) (Q_target_t - V_t) log pi(a_t|x_t)
         correction_loss_t = - sum_a pi(a) [1 - c / rho(a)]_+ A(a) log pi(a|x_t)
@@ -249,7 +249,8 @@ def acer_policy_loss_discrete(
         (loss = truncated_loss + correction_loss) and ``grad`` (T, B, A), detached: g of the paper, the gradient of
         the objective (= -d loss_t / d logits_t) w.r.t. the logits, the trust-region statistics of this module:
 
-            g = min(c, rho(a_t)) (Q_target_t - V_t) (e_{a_t} - pi) + u - (sum_a u_a) pi,  u_a = pi(a) [1 - c/rho(a)]_+ A(a).
+            g = min(c, rho(a_t)) (Q_target_t - V_t) (e_{a_t} - pi) + u - (sum_a u_a) pi,
+            u_a = pi(a) [1 - c / rho(a)]_+ A(a).
     """
     if logits.dim() < 3 or behaviour_logits.shape != logits.shape or q_values.shape != logits.shape:
         raise ValueError('logits, behaviour_logits and q_values must be (T, B, A)')
@@ -300,7 +301,7 @@ def acer_policy_loss_continuous(
         c_clip: Optional[float] = 10.0,
         wrt_log_sigma: bool = False,
 ) -> AcerPolicyLoss:
-    """ACER policy loss for a diagonal Gaussian policy (eq. 11 of the paper, one-sample bias correction).
+    """ACER policy loss for a diagonal Gaussian policy (sec. 5 of the paper, one-sample bias correction).
 
     With rho(a) = pi(a|x_t) / mu(a|x_t) and one a'_t ~ pi(.|x_t) drawn by the caller (no reparametrisation):
 
@@ -392,7 +393,7 @@ def _as_list(x: Stats) -> list:
 
 
 def acer_trust_region_update(g: Stats, k: Stats, delta: float) -> Stats:
-    """Projected gradient of the efficient trust region (eq. 12 of the paper), per sample:
+    """Projected gradient of the efficient trust region (sec. 3.3 of the paper), per sample:
 
         z* = g - max(0, (k^T g - delta) / ||k||^2) k,
 
