@@ -106,6 +106,7 @@ class _Run:
         learn, hook = self.cfg.policy.learn, self.cfg.policy.learn.learner.hook
         n_sample = self.cfg.policy.collect.n_sample
         throughput = Throughput(self.collector.envstep, self.learner.train_iter)
+        self.warm_up()
         while True:
             if self.evaluator.should_eval(self.learner.train_iter) and self.evaluate():
                 return "stop_value"
@@ -128,6 +129,18 @@ class _Run:
                 if max_train_iter is not None and it >= max_train_iter:
                     break
             self.log_episodes()
+
+    def warm_up(self) -> None:
+        """Fill the buffer with ``policy.random_collect_size`` env steps of uniformly random actions (policies that
+        declare that key, e.g. SAC), once, at the start of a fresh run."""
+        steps = self.cfg.policy.random_collect_size if "random_collect_size" in self.cfg.policy else 0
+        if steps <= 0 or self.collector.envstep > 0:
+            return
+        unroll_len = self.policy.collect_mode.unroll_len
+        n_sample = math.ceil(steps / (unroll_len * self.collector.num_envs)) * self.collector.num_envs
+        self.buffer.push(self.collector.collect(n_sample, random_action=True), self.collector.envstep,
+                         collect_iter=self.learner.train_iter)
+        self.logger.info(f"warm-up: {self.collector.envstep:,} env steps of uniformly random actions")
 
     def finish(self, stop_reason: str) -> Dict[str, Any]:
         """Final evaluation (on a normal stop), ckpt_last and result.json."""

@@ -1,3 +1,4 @@
 """Policies (POLICY_REGISTRY entries) and the Policy base class users subclass."""
 from .base_policy import CollectMode, EvalMode, LearnMode, Policy
 from .impala import IMPALAPolicy
+from .sac import DiscreteSACPolicy, SACPolicy

@@ -85,10 +85,12 @@ class SampleCollector(Configurable):
         self.episodes = EpisodeTracker(self.num_envs)
         self.envstep = 0
 
-    def step(self) -> Optional[Dict[str, torch.Tensor]]:
-        """One vector-env step; returns a batch of train samples when it completes a segment, else None."""
+    def step(self, **policy_kwargs: Any) -> Optional[Dict[str, torch.Tensor]]:
+        """One vector-env step; returns a batch of train samples when it completes a segment, else None.
+
+        ``policy_kwargs`` go to the collect forward (e.g. ``random_action=True`` for a warm-up)."""
         obs = torch.from_numpy(self._obs).float()
-        output = self.policy.forward(obs)
+        output = self.policy.forward(obs, **policy_kwargs)
         next_obs, reward, terminated, truncated, info = self.env.step(self._env_action(output["action"]))
         done = terminated | truncated
         timestep = {
@@ -107,11 +109,11 @@ class SampleCollector(Configurable):
         segment, self._segment = tree_stack(self._segment), []
         return self.policy.get_train_sample(segment)
 
-    def collect(self, n_sample: int) -> Dict[str, torch.Tensor]:
+    def collect(self, n_sample: int, **policy_kwargs: Any) -> Dict[str, torch.Tensor]:
         """Step until at least ``n_sample`` train samples are ready; returns them batched (leading dim = sample)."""
         batches, count = [], 0
         while count < n_sample:
-            samples = self.step()
+            samples = self.step(**policy_kwargs)
             if samples is not None:
                 batches.append(samples)
                 count += _leading_dim(samples)
