@@ -20,6 +20,8 @@ setup(
     extras_require={
         "test": ["pytest>=7"],
         "ray": ["ray"],
+        # Benchmarks only: the SAC speed comparison runs Stable-Baselines3 beside ding_lite.
+        "bench": ["stable-baselines3"],
     },
     entry_points={"console_scripts": ["ding_lite=ding_lite.entry.cli:main"]},
 )

@@ -24,8 +24,8 @@ interleaved with the 1-thread runs, and prints both: on the 2-core reference VM 
 (the pool hardly engages at batch 8), i.e. one thread costs nothing here and keeps the second core free.
 
 Run from the repository root: ``python benchmarks/collector_throughput.py``. Prints a table and writes
-``benchmarks/results/collector_throughput.json``. Takes about 50 s with the defaults (most of the rest beyond the
-measured seconds is the 'subprocess' row's start-up: every spawned env process imports torch). Other processes on the
+``benchmarks/results/collector_throughput.json``. Takes about 50 s with the defaults (much of the time beyond the
+measured seconds is the 'subprocess' row's start-up: every spawned env process re-imports this script, torch included). Other processes on the
 machine skew the numbers: the load average before and after is recorded, with a warning when it is high.
 """
 import argparse
@@ -66,13 +66,17 @@ RESULT = os.path.join(ROOT, "benchmarks", "results", "collector_throughput.json"
 
 # ---- measurement helpers ---------------------------------------------------------------------------------------------
 def timed_rate(chunk: Callable[[], int], seconds: float) -> Dict[str, float]:
-    """Call ``chunk`` (which returns the env steps it made) until ``seconds`` have passed; env steps per second."""
-    steps, t0 = 0, time.perf_counter()
+    """Call ``chunk`` (which returns the env steps it made) until ``seconds`` have passed; env steps per second of
+    wall time, and per second of this process's CPU time (which other processes on the machine hardly change; it
+    leaves out child processes, so it means nothing for the 'subprocess' row)."""
+    steps, t0, c0 = 0, time.perf_counter(), time.process_time()
     while True:
         steps += chunk()
         elapsed = time.perf_counter() - t0
         if elapsed >= seconds:
-            return {"steps_per_s": steps / elapsed, "steps": steps, "seconds": elapsed}
+            cpu = time.process_time() - c0
+            return {"steps_per_s": steps / elapsed, "steps_per_cpu_s": steps / cpu, "steps": steps,
+                    "seconds": elapsed, "cpu_seconds": cpu}
 
 
 def warm_up(chunk: Callable[[], int], seconds: float) -> None:
@@ -325,7 +329,8 @@ def machine_info() -> Dict[str, Any]:
 def summarise(runs: List[Dict[str, float]]) -> Dict[str, Any]:
     rates = [r["steps_per_s"] for r in runs]
     return {"median_steps_per_s": statistics.median(rates), "min_steps_per_s": min(rates),
-            "max_steps_per_s": max(rates), "runs": runs}
+            "max_steps_per_s": max(rates),
+            "median_steps_per_cpu_s": statistics.median(r["steps_per_cpu_s"] for r in runs), "runs": runs}
 
 
 def main() -> None:
@@ -412,7 +417,8 @@ def main() -> None:
               f"after the measured rows (this process included) on {m['cpus_usable']} CPUs: other processes are "
               f"competing, the numbers below are pessimistic and noisy")
     vec_rate = results["rows"]["gym_sync_vector_env"]["median_steps_per_s"]
-    print(f"\n{'row':<46}{'env steps/s':>13}{'min':>10}{'max':>10}{'us/vec step':>13}{'vs raw vec':>11}")
+    print(f"\n{'row':<46}{'env steps/s':>13}{'min':>10}{'max':>10}{'us/vec step':>13}{'vs raw vec':>11}"
+          f"{'steps/cpu-s':>13}")
     labels = [
         ("gym_single_env", "raw gymnasium, 1 env"),
         ("gym_sync_vector_env", f"raw gymnasium SyncVectorEnv, {envs} envs"),
@@ -428,10 +434,13 @@ def main() -> None:
         lo = r.get("min_steps_per_s", med)
         hi = r.get("max_steps_per_s", med)
         per_vec = "" if key == "gym_single_env" else f"{envs / med * 1e6:>13.1f}"
-        print(f"{label:<46}{med:>13,.0f}{lo:>10,.0f}{hi:>10,.0f}{per_vec:>13}{med / vec_rate:>11.2f}")
+        cpu = "-" if key == "ding_lite_collector_subprocess" else f"{r['median_steps_per_cpu_s']:,.0f}"
+        print(f"{label:<46}{med:>13,.0f}{lo:>10,.0f}{hi:>10,.0f}{per_vec:>13}{med / vec_rate:>11.2f}{cpu:>13}")
     if subprocess is not None:
         print(f"  ('subprocess': one run of {subprocess['seconds']:.1f} s; start-up of {envs} spawned envs "
-              f"{subprocess['startup_s']:.2f} s, not counted)")
+              f"{subprocess['startup_s']:.2f} s, not counted; it includes every child re-importing this script, "
+              f"hence torch, as spawn does with any main script)")
+    print("  (steps/cpu-s: per second of this process's CPU time, the better number when the machine is busy)")
     print(f"  (medians of {args.repeats} runs of >= {seconds:g} s, rows interleaved; default-threads row: runs of "
           f">= {rows['collector_default_threads'][2]:g} s)")
 

@@ -1,3 +1,4 @@
 """Model templates registered in MODEL_REGISTRY."""
 from .vac import VAC
 from .qac import QAC
+from .acer import ACER

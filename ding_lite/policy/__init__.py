@@ -2,3 +2,4 @@
 from .base_policy import CollectMode, EvalMode, LearnMode, Policy
 from .impala import IMPALAPolicy
 from .sac import DiscreteSACPolicy, SACPolicy
+from .acer import ACERPolicy

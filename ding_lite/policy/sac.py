@@ -182,11 +182,13 @@ class SACPolicy(Policy):
         self._target_critic = copy.deepcopy(self._model.critic).requires_grad_(False)
         self._critic_params = list(self._model.critic.parameters())
         self._target_params = list(self._target_critic.parameters())
-        self._optimizer_q = make_optimizer("adam", self._critic_params, learn.learning_rate_q)
         self._actor_params = list(self._model.actor.parameters()) if self._model.actor is not None else []
-        self._optimizer_policy = (make_optimizer("adam", self._actor_params, learn.learning_rate_policy)
-                                  if self._actor_params else None)
-        self._optimizer_alpha = torch.optim.Adam([self._log_alpha], lr=learn.learning_rate_alpha)
+        # One optimizer, one parameter group per learning rate: a single (fused) step per update instead of three.
+        groups = [{"params": self._critic_params, "lr": learn.learning_rate_q},
+                  {"params": [self._log_alpha], "lr": learn.learning_rate_alpha}]
+        if self._actor_params:
+            groups.append({"params": self._actor_params, "lr": learn.learning_rate_policy})
+        self._optimizer = make_optimizer("adam", groups, learn.learning_rate_q)
         self._target_entropy = self._default_target_entropy()
         self._learn_steps = 0
 
@@ -225,7 +227,11 @@ class SACPolicy(Policy):
         return q.squeeze(-1) if self._space == "continuous" else q
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
-        """One update of the critics, the actor, alpha, and (every period) the target critics."""
+        """One update of the critics, the actor and alpha, then (every period) the target critics.
+
+        As in ALF, the three losses are computed from the same parameters and stepped together: the actor's loss
+        sees the critics before this update's step (SB3 steps the critics first; the difference is one update).
+        """
         data = tree_map(lambda x: x.to(self._device, non_blocking=True), data)
         obs, action = data["obs"], data["action"]
         data["reward"] = data["reward"].float()
@@ -242,80 +248,70 @@ class SACPolicy(Policy):
         else:
             q = S.gather_q(self._model.compute_critic(obs, action["continuous"]), action["discrete"])
         critic_loss = S.sac_critic_loss(q, target)
-        self._optimizer_q.zero_grad(set_to_none=True)
-        critic_loss.backward()
-        self._optimizer_q.step()
 
-        # Actor (and the entropy terms alpha is tuned on).
-        info = {"critic_loss": critic_loss.item(), "q_mean": q.mean().item(), "target_q_mean": target.mean().item()}
+        # Actor, and the entropies alpha is tuned on.
+        info = {}
         if self._space == "continuous":
             a, logp = self._continuous(obs)
             actor_loss = S.sac_actor_loss(self._model.compute_critic(obs, a), logp, alphas[0])
-            alpha_losses = [S.sac_alpha_loss(self._log_alpha[0], logp, self._target_entropy[0])]
-            info["entropy"] = -logp.mean().item()
+            alpha_loss = S.sac_alpha_loss(self._log_alpha[0], logp, self._target_entropy[0])
+            info["entropy"] = -logp.detach().mean()
         elif self._space == "discrete":
             q_now = self._model.compute_critic(obs).detach()
             log_probs = self._discrete_log_probs(obs, q_now, alphas[0])
             actor_loss = None if self._boltzmann else S.discrete_sac_actor_loss(q_now, log_probs, alphas[0])
             entropy = S.discrete_entropy(log_probs.detach())
-            alpha_losses = [S.sac_alpha_loss_from_entropy(self._log_alpha[0], entropy, self._target_entropy[0])]
-            info["entropy"] = entropy.mean().item()
+            alpha_loss = S.sac_alpha_loss_from_entropy(self._log_alpha[0], entropy, self._target_entropy[0])
+            info["entropy"] = entropy.mean()
         else:
             a, logp = self._continuous(obs)
             q_a = self._model.compute_critic(obs, a)
             actor_loss = S.mixed_sac_actor_loss(q_a, logp, alphas[0], alphas[1])
             entropy_d = S.discrete_entropy(S.boltzmann_policy(S.ensemble_min(q_a.detach()), alphas[0])[1])
-            alpha_losses = [S.sac_alpha_loss_from_entropy(self._log_alpha[0], entropy_d, self._target_entropy[0]),
-                            S.sac_alpha_loss(self._log_alpha[1], logp, self._target_entropy[1])]
-            info["entropy"] = -logp.mean().item()
-            info["entropy_discrete"] = entropy_d.mean().item()
-        if actor_loss is not None:
-            self._optimizer_policy.zero_grad(set_to_none=True)
-            actor_loss.backward(inputs=self._actor_params)  # the critics' gradients are not needed here
-            self._optimizer_policy.step()
-            info["actor_loss"] = actor_loss.item()
-        if learn.auto_alpha:
-            alpha_loss = sum(alpha_losses)
-            self._optimizer_alpha.zero_grad(set_to_none=True)
-            alpha_loss.backward()
-            self._optimizer_alpha.step()
-            S.clamp_log_alpha_(self._log_alpha, learn.max_log_alpha)
-            info["alpha_loss"] = alpha_loss.item()
+            alpha_loss = (S.sac_alpha_loss_from_entropy(self._log_alpha[0], entropy_d, self._target_entropy[0])
+                          + S.sac_alpha_loss(self._log_alpha[1], logp, self._target_entropy[1]))
+            info["entropy"] = -logp.detach().mean()
+            info["entropy_discrete"] = entropy_d.mean()
 
+        self._optimizer.zero_grad(set_to_none=True)
+        critic_loss.backward()
+        if actor_loss is not None:
+            actor_loss.backward(inputs=self._actor_params)  # its gradient on the critics is not wanted
+            info["actor_loss"] = actor_loss.detach()
+        if learn.auto_alpha:
+            alpha_loss.backward()
+            info["alpha_loss"] = alpha_loss.detach()
+        self._optimizer.step()
+        S.clamp_log_alpha_(self._log_alpha, learn.max_log_alpha)
         self._learn_steps += 1
         if self._learn_steps % learn.target_update_period == 0:
             S.polyak_update(self._target_params, self._critic_params, learn.target_theta)
-        info["alpha"] = alphas[-1].item()
+
+        info.update(critic_loss=critic_loss.detach(), q_mean=q.detach().mean(), target_q_mean=target.mean(),
+                    alpha=alphas[-1])
         if self._space == "mixed":
-            info["alpha_discrete"] = alphas[0].item()
-        return info
+            info["alpha_discrete"] = alphas[0]
+        return info  # 0-dim tensors: the learner converts only what it logs
 
     def _monitor_vars_learn(self) -> List[str]:
         return ["critic_loss", "actor_loss", "alpha_loss", "alpha", "alpha_discrete", "entropy", "entropy_discrete",
                 "q_mean", "target_q_mean"]
 
     def _state_dict_learn(self) -> Dict[str, Any]:
-        state = {
+        return {
             "model": self._model.state_dict(),
             "target_critic": self._target_critic.state_dict(),
             "log_alpha": self._log_alpha.detach().clone(),
-            "optimizer_q": self._optimizer_q.state_dict(),
-            "optimizer_alpha": self._optimizer_alpha.state_dict(),
+            "optimizer": self._optimizer.state_dict(),
             "learn_steps": self._learn_steps,
         }
-        if self._optimizer_policy is not None:
-            state["optimizer_policy"] = self._optimizer_policy.state_dict()
-        return state
 
     def _load_state_dict_learn(self, state: Dict[str, Any]) -> None:
         self._model.load_state_dict(state["model"])
         self._target_critic.load_state_dict(state["target_critic"])
         with torch.no_grad():
             self._log_alpha.copy_(state["log_alpha"])
-        self._optimizer_q.load_state_dict(state["optimizer_q"])
-        self._optimizer_alpha.load_state_dict(state["optimizer_alpha"])
-        if self._optimizer_policy is not None:
-            self._optimizer_policy.load_state_dict(state["optimizer_policy"])
+        self._optimizer.load_state_dict(state["optimizer"])
         self._learn_steps = int(state["learn_steps"])
 
 

@@ -1,0 +1,175 @@
+"""ACER's actor-critic (Wang et al. 2017): a policy network and a Q critic, discrete or continuous.
+
+* ``'discrete'`` (A actions): the actor maps x to the logits of pi(.|x), (B, A); the critic to Q(x, .), (B, A).
+  V(x) = sum_a pi(a|x) Q(x, a) is the policy's business (``rl_utils.acer_state_values``).
+* ``'continuous'`` (D dims): the actor maps x to a diagonal Gaussian ``{'mu', 'sigma'}``, (B, D) each; the critic is a
+  *stochastic dueling network* (sec. 5.1 of the paper) with a V(x) head and an advantage head A(x, a), and estimates
+
+      Q~(x, a) = V(x) + A(x, a) - 1/n sum_i A(x, u_i),   u_i ~ pi(.|x),  n = ``sdn_n_samples``,
+
+  so that E_{a ~ pi} Q~(x, a) = V(x) in expectation, and both V and A learn from the Q_ret regression.
+
+The actor and the critic are two sub-modules (``model.actor``, ``model.critic``): the policy gives each its own
+optimiser and keeps an average copy of the actor for the trust region. With ``share_encoder=True`` they share one
+observation encoder, which then belongs to the critic's parameters (``critic_parameters``).
+"""
+from typing import Dict, List, Optional, Sequence, Union
+
+import torch
+from torch import nn
+
+from ding_lite.torch_utils.network import ACTIVATIONS, flat_dim, mlp
+from ding_lite.utils import MODEL_REGISTRY, ConfigError
+
+Logit = Union[torch.Tensor, Dict[str, torch.Tensor]]
+
+_LOG_SIGMA_MIN, _LOG_SIGMA_MAX = -5.0, 2.0
+
+
+class ACERActor(nn.Module):
+    """pi(.|x): observations (B, obs_dim) -> logits (B, A), or ``{'mu', 'sigma'}`` (B, D) for a Gaussian."""
+
+    def __init__(self, encoder: nn.Module, enc_dim: int, action_dim: int, continuous: bool, hidden: List[int],
+                 act: str, sigma_type: str, init_sigma: float) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.continuous, self.sigma_type = continuous, sigma_type
+        self.head = mlp(enc_dim, hidden, action_dim, act, 0.01)
+        if continuous and sigma_type == "independent":
+            self.log_sigma = nn.Parameter(torch.full((action_dim,), float(torch.tensor(init_sigma).log())))
+        elif continuous:
+            self.sigma_head = mlp(enc_dim, hidden, action_dim, act, 0.01)
+            with torch.no_grad():  # start at sigma = init_sigma
+                self.sigma_head[-1].bias.fill_(float(torch.tensor(init_sigma).log()))
+
+    def forward(self, obs: torch.Tensor) -> Logit:
+        feature = self.encoder(obs)
+        out = self.head(feature)
+        if not self.continuous:
+            return out
+        log_sigma = self.log_sigma.expand_as(out) if self.sigma_type == "independent" else self.sigma_head(feature)
+        return {"mu": out, "sigma": log_sigma.clamp(_LOG_SIGMA_MIN, _LOG_SIGMA_MAX).exp()}
+
+
+class ACERCritic(nn.Module):
+    """Q(x, .) (B, A) for discrete actions; the stochastic dueling network's V(x) and A(x, a) for continuous ones."""
+
+    def __init__(self, encoder: nn.Module, enc_dim: int, action_dim: int, continuous: bool, hidden: List[int],
+                 act: str, sdn_n_samples: int) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.continuous, self.n_samples = continuous, sdn_n_samples
+        if continuous:
+            self.value_head = mlp(enc_dim, hidden, 1, act)
+            self.adv_head = mlp(enc_dim + action_dim, hidden, 1, act)
+        else:
+            self.q_head = mlp(enc_dim, hidden, action_dim, act)
+
+    def forward(self, obs: torch.Tensor, action: Optional[torch.Tensor] = None,
+                policy: Optional[Dict[str, torch.Tensor]] = None) -> Dict[str, torch.Tensor]:
+        """Discrete: ``{'q_value': (B, A)}``. Continuous: ``{'value': (B,)}``, plus ``'q_value'`` Q~(x, a) of shape
+        (B,) for an ``action`` (B, D), or (K, B) for K actions per observation (K, B, D); the n samples u_i are
+        drawn (without gradient) from ``policy`` = pi(.|x) as ``{'mu', 'sigma'}`` (B, D) and shared by the K."""
+        feature = self.encoder(obs)
+        if not self.continuous:
+            return {"q_value": self.q_head(feature)}
+        out = {"value": self.value_head(feature).squeeze(-1)}
+        if action is None:
+            return out
+        if policy is None:
+            raise ValueError("the stochastic dueling network needs the policy's {'mu', 'sigma'} to sample u_i ~ pi")
+        single = action.dim() == 2
+        actions = action.unsqueeze(0) if single else action  # (K, B, D)
+        with torch.no_grad():
+            mu, sigma = policy["mu"].detach(), policy["sigma"].detach()
+            u = mu + sigma * torch.randn((self.n_samples, *mu.shape), dtype=mu.dtype, device=mu.device)
+        all_actions = torch.cat([actions, u], dim=0)  # (K + n, B, D)
+        k = all_actions.shape[0]
+        adv_in = torch.cat([feature.unsqueeze(0).expand(k, *feature.shape), all_actions], dim=-1)
+        adv = self.adv_head(adv_in).squeeze(-1)  # (K + n, B)
+        q = out["value"] + adv[:actions.shape[0]] - adv[actions.shape[0]:].mean(0)
+        out["q_value"] = q[0] if single else q
+        return out
+
+
+@MODEL_REGISTRY.register("acer")
+class ACER(nn.Module):
+    """ACER's policy and critic (see the module docstring); ``obs_shape``, ``action_shape`` and ``action_space``
+    default to the env's."""
+
+    def __init__(self, obs_shape: Union[int, Sequence[int]] = None, action_shape: Union[int, Sequence[int]] = None,
+                 action_space: str = None, share_encoder: bool = False,
+                 encoder_hidden_size_list: List[int] = (128, 128), actor_head_hidden_size: int = 64,
+                 actor_head_layer_num: int = 1, critic_head_hidden_size: int = 64, critic_head_layer_num: int = 1,
+                 activation: str = "relu", sigma_type: str = "conditioned", init_sigma: float = 1.0,
+                 sdn_n_samples: int = 5) -> None:
+        super().__init__()
+        if obs_shape is None or action_shape is None or action_space is None:
+            raise ValueError("ACER needs obs_shape, action_shape and action_space (the pipelines fill them from the "
+                             "env)")
+        if action_space not in ("discrete", "continuous"):
+            raise ValueError(f"ACER: action_space must be 'discrete' or 'continuous', got '{action_space}'")
+        self.action_space = action_space
+        continuous = action_space == "continuous"
+        action_dim = flat_dim(action_shape)
+        obs_dim = flat_dim(obs_shape)
+        hidden = list(encoder_hidden_size_list)
+        enc_dim = hidden[-1] if hidden else obs_dim
+        actor_encoder = mlp(obs_dim, hidden, act=activation)
+        critic_encoder = actor_encoder if share_encoder else mlp(obs_dim, hidden, act=activation)
+        self.share_encoder = share_encoder
+        self.actor = ACERActor(actor_encoder, enc_dim, action_dim, continuous,
+                               [actor_head_hidden_size] * actor_head_layer_num, activation, sigma_type, init_sigma)
+        self.critic = ACERCritic(critic_encoder, enc_dim, action_dim, continuous,
+                                 [critic_head_hidden_size] * critic_head_layer_num, activation, sdn_n_samples)
+
+    @classmethod
+    def check_config(cls, cfg, path: str) -> None:
+        """Reject impossible arguments before any env or network is built (``cfg`` is the model section)."""
+        if cfg.action_space not in (None, "discrete", "continuous"):
+            raise ConfigError(f"{path}.action_space='{cfg.action_space}': ACER supports 'discrete' and 'continuous' "
+                              f"action spaces")
+        if cfg.activation not in ACTIVATIONS:
+            raise ConfigError(f"{path}.activation='{cfg.activation}': choose one of {sorted(ACTIVATIONS)}")
+        if cfg.sigma_type not in ("independent", "conditioned"):
+            raise ConfigError(f"{path}.sigma_type='{cfg.sigma_type}': must be 'independent' or 'conditioned'")
+        sizes = list(cfg.encoder_hidden_size_list) + [cfg.actor_head_hidden_size, cfg.critic_head_hidden_size]
+        if any(not isinstance(n, int) or n < 1 for n in sizes):
+            raise ConfigError(f"{path}: hidden sizes must be positive ints, got encoder_hidden_size_list="
+                              f"{list(cfg.encoder_hidden_size_list)}, actor_head_hidden_size="
+                              f"{cfg.actor_head_hidden_size}, critic_head_hidden_size={cfg.critic_head_hidden_size}")
+        if cfg.actor_head_layer_num < 0 or cfg.critic_head_layer_num < 0:
+            raise ConfigError(f"{path}: actor_head_layer_num and critic_head_layer_num must be >= 0")
+        if cfg.init_sigma <= 0:
+            raise ConfigError(f"{path}.init_sigma={cfg.init_sigma}: must be positive")
+        if not isinstance(cfg.sdn_n_samples, int) or cfg.sdn_n_samples < 1:
+            raise ConfigError(f"{path}.sdn_n_samples={cfg.sdn_n_samples}: must be a positive int")
+
+    def actor_parameters(self) -> List[nn.Parameter]:
+        """The actor's own parameters (the shared encoder excluded: it belongs to the critic)."""
+        shared = {id(p) for p in self.critic.parameters()}
+        return [p for p in self.actor.parameters() if id(p) not in shared]
+
+    def critic_parameters(self) -> List[nn.Parameter]:
+        """The critic's parameters, the shared encoder included."""
+        return list(self.critic.parameters())
+
+    def forward(self, obs: torch.Tensor, mode: str = "compute_actor_critic", action: Optional[torch.Tensor] = None,
+                policy: Optional[Dict[str, torch.Tensor]] = None) -> Dict[str, torch.Tensor]:
+        """``obs`` (B, *obs_shape). ``mode``: 'compute_actor' -> ``{'logit'}``; 'compute_critic' -> ``{'q_value'}``
+        (discrete, (B, A)) or ``{'value'}`` (continuous, (B,)) plus Q~ ``'q_value'`` for ``action`` (B, D) or
+        (K, B, D), its u_i drawn from ``policy`` (``{'mu', 'sigma'}`` already computed for ``obs``; None: the actor
+        runs); 'compute_actor_critic' -> both (the continuous SDN samples u_i from this ``logit``)."""
+        obs = obs.flatten(1) if obs.dim() > 2 else obs
+        if mode == "compute_actor":
+            return {"logit": self.actor(obs)}
+        if mode == "compute_critic":
+            if action is not None and self.action_space == "continuous" and policy is None:
+                policy = self.actor(obs)
+            return self.critic(obs, action, policy)
+        if mode == "compute_actor_critic":
+            logit = self.actor(obs)
+            policy = logit if self.action_space == "continuous" else None
+            return {"logit": logit, **self.critic(obs, action, policy)}
+        raise ValueError(f"ACER: unknown mode '{mode}'; use 'compute_actor', 'compute_critic' or "
+                         f"'compute_actor_critic'")

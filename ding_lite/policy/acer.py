@@ -1,0 +1,327 @@
+"""ACER (Wang et al. 2017, "Sample Efficient Actor-Critic with Experience Replay") for discrete and continuous actions.
+
+Each train sample is one env's unroll of T = ``unroll_len`` steps collected by a behaviour policy mu (an older copy of
+pi). One update on a batch of B unrolls, time-major (T, B):
+
+1. One forward pass of the actor and the critic over the T*B observations, the B observations x_T after the unrolls
+   and the true final observations of the steps truncated inside them; one of the average actor over the T*B.
+2. Retrace targets Q_ret (backwards from V(x_T); 0 after a termination, gamma V(final obs) after a truncation) with
+   c_t = min(1, rho_t) (discrete) or min(1, rho_t^(1/d)) (d-dim. continuous).
+3. Policy: truncated importance sampling min(c, rho_t) plus the bias correction (exact over all actions for discrete,
+   one sample a' ~ pi for continuous) against Q_ret (or Q_opc); with the trust region, its gradient g w.r.t. the
+   policy's statistics (logits; mu and sigma) is projected so that the linearised KL to the average policy stays below
+   delta, and the projected surrogate replaces the policy loss. Entropy bonus outside the projection (as ChainerRL).
+4. Critic: 0.5 (Q_ret - Q(x_t, a_t))^2, plus for the continuous stochastic dueling network 0.5 (V_target - V(x_t))^2.
+5. One step of each optimiser (actor, critic); the average actor moves towards the actor by ``target_theta``.
+
+The math lives in :mod:`ding_lite.rl_utils.acer`; this module builds its inputs.
+"""
+import copy
+from typing import Any, Dict, List, Tuple
+
+import torch
+import torch.nn.functional as F
+from easydict import EasyDict
+
+from ding_lite.rl_utils import acer as A
+from ding_lite.rl_utils.sac import polyak_update
+from ding_lite.torch_utils import GradClipper, greedy_action, make_optimizer, sample_action, tree_map
+from ding_lite.utils import POLICY_REGISTRY, ConfigError, UserError
+
+from .base_policy import Policy
+
+Tensors = Dict[str, torch.Tensor]
+
+
+@POLICY_REGISTRY.register("acer")
+class ACERPolicy(Policy):
+    """ACER with Retrace, truncated importance sampling with bias correction and the efficient trust region."""
+
+    config = dict(
+        type="acer",
+        # (int) Length T of the unrolls Retrace runs over (steps); one train sample is one env's unroll. ACER reads it
+        # here only (DI-engine reads learn.unroll_len and collect.unroll_len).
+        unroll_len=32,
+        learn=dict(
+            # (int) Learner updates after each collection (serial pipeline).
+            update_per_collect=4,
+            # (int) Unrolls per update (each of unroll_len steps).
+            batch_size=16,
+            # (float) Step size of the actor's optimiser.
+            learning_rate_actor=0.0005,
+            # (float) Step size of the critic's optimiser (it also trains a shared encoder, model.share_encoder).
+            learning_rate_critic=0.0005,
+            # (float) Weight of the policy's entropy bonus (nats), added outside the trust-region projection.
+            entropy_weight=0.0001,
+            # (float) Discount factor gamma per env step.
+            discount_factor=0.9,
+            # (float) Truncation threshold c of the importance weight min(c, rho) in the policy gradient (paper: 10).
+            c_clip_ratio=10.0,
+            # (bool) Project the policy gradient onto the efficient trust region around the average policy.
+            trust_region=True,
+            # (float) Trust-region bound delta on the linearised KL(average policy || policy) per step (nats).
+            trust_region_value=1.0,
+            # (float) Weight of the online actor in the average actor's update per train iteration:
+            # avg <- (1 - target_theta) avg + target_theta actor (ChainerRL's 1 - trust_region_alpha).
+            target_theta=0.01,
+            # (bool) Policy gradient against Q_opc (the Retrace recursion with every c = 1; ChainerRL's use_Q_opc,
+            # the paper's choice for continuous actions) instead of Q_ret. The critic always regresses Q_ret.
+            use_q_opc=False,
+            # (str) Gradient clipping, applied to the actor's and the critic's gradients separately: None,
+            # 'clip_norm' (global L2 norm) or 'clip_value' (each element).
+            grad_clip_type=None,
+            # (float) Threshold of the gradient clipping (needed when grad_clip_type is set).
+            clip_value=None,
+            # (str) Optimiser of both networks: 'adam' or 'rmsprop'.
+            optim="adam",
+        ),
+        collect=dict(
+            # (int) Unrolls to collect per collection (rounded up to a multiple of env.collector_env_num).
+            n_sample=16,
+        ),
+        other=dict(
+            # (int) replay_buffer_size: capacity in unrolls; (int) max_use: an unroll is dropped after being sampled
+            # this many times.
+            replay_buffer=dict(replay_buffer_size=1000, max_use=16),
+        ),
+    )
+
+    @classmethod
+    def check_config(cls, cfg: EasyDict, path: str) -> None:
+        super().check_config(cfg, path)
+        learn = cfg.learn
+        if cfg.action_space not in ("auto", "discrete", "continuous"):
+            raise ConfigError(f"{path}.action_space='{cfg.action_space}': ACER supports 'discrete' and 'continuous' "
+                              f"action spaces (or 'auto')")
+        for key in ("learning_rate_actor", "learning_rate_critic", "c_clip_ratio", "trust_region_value"):
+            if learn[key] <= 0:
+                raise ConfigError(f"{path}.learn.{key}={learn[key]}: must be positive")
+        if learn.entropy_weight < 0:
+            raise ConfigError(f"{path}.learn.entropy_weight={learn.entropy_weight}: must be >= 0")
+        if not 0 < learn.target_theta <= 1:
+            raise ConfigError(f"{path}.learn.target_theta={learn.target_theta}: must be in (0, 1]")
+        if learn.optim not in ("adam", "rmsprop"):
+            raise ConfigError(f"{path}.learn.optim='{learn.optim}': must be 'adam' or 'rmsprop'")
+        if learn.grad_clip_type not in (None, "clip_norm", "clip_value"):
+            raise ConfigError(f"{path}.learn.grad_clip_type='{learn.grad_clip_type}': must be None, 'clip_norm' or "
+                              f"'clip_value'")
+        if learn.grad_clip_type is not None and (isinstance(learn.clip_value, bool) or
+                                                 not isinstance(learn.clip_value, (int, float)) or
+                                                 learn.clip_value <= 0):
+            raise ConfigError(f"{path}.learn.clip_value={learn.clip_value!r}: must be a positive number when "
+                              f"grad_clip_type='{learn.grad_clip_type}'")
+
+    def default_model(self) -> Tuple[str, List[str]]:
+        return "acer", ["ding_lite.model.acer"]
+
+    # ---- learn -------------------------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        self._init_collect()
+        learn = self._cfg.learn
+        self._actor_params = list(self._model.actor_parameters())
+        self._critic_params = list(self._model.critic_parameters())
+        self._optimizer_actor = make_optimizer(learn.optim, self._actor_params, learn.learning_rate_actor)
+        self._optimizer_critic = make_optimizer(learn.optim, self._critic_params, learn.learning_rate_critic)
+        self._grad_clip = GradClipper(learn.grad_clip_type, learn.clip_value)
+        # The average policy network: an exponential moving average of the actor, never trained by gradients.
+        self._avg_actor = copy.deepcopy(self._model.actor).requires_grad_(False)
+        self._avg_params = list(self._avg_actor.parameters())
+        self._online_actor_params = list(self._model.actor.parameters())
+        self._gamma = learn.discount_factor
+
+    def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
+        """One ACER update on a batch of unrolls; ``data`` leaves are ``(B, T, ...)`` as sampled."""
+        data = tree_map(lambda x: x.to(self._device, non_blocking=True).transpose(0, 1), data)  # -> (T, B, ...)
+        obs, next_obs = data["obs"], data["next_obs"]
+        T, B = obs.shape[:2]
+        terminated, truncated = data["terminated"], data["truncated"]
+        # A truncated step (not terminated) bootstraps from its true final observation; the last step from x_T.
+        bootstrapped = truncated & ~terminated
+        flat_obs = obs.reshape(T * B, *obs.shape[2:])
+        model_in = torch.cat([flat_obs, next_obs[-1], next_obs[bootstrapped]], dim=0)
+        with torch.no_grad():
+            avg_stats = self._avg_actor(flat_obs.flatten(1) if flat_obs.dim() > 2 else flat_obs)
+        split = _Split(T, B, bootstrapped)
+        if self._action_space == "discrete":
+            losses = self._discrete_losses(data, model_in, avg_stats, split)
+        else:
+            losses = self._continuous_losses(data, model_in, avg_stats, split)
+        learn = self._cfg.learn
+        total_loss = losses["policy_loss"] - learn.entropy_weight * losses["entropy"] + losses["critic_loss"]
+        self._optimizer_actor.zero_grad(set_to_none=True)
+        self._optimizer_critic.zero_grad(set_to_none=True)
+        total_loss.backward()
+        grad_norm_actor = self._grad_clip(self._actor_params)
+        grad_norm_critic = self._grad_clip(self._critic_params)
+        self._optimizer_actor.step()
+        self._optimizer_critic.step()
+        polyak_update(self._avg_params, self._online_actor_params, learn.target_theta)
+        names = list(losses)
+        values = torch.stack([losses[k].detach() for k in names] + [total_loss.detach()]).tolist()
+        info = dict(zip(names + ["total_loss"], values))
+        info.update(cur_lr_actor=self._optimizer_actor.param_groups[0]["lr"],
+                    cur_lr_critic=self._optimizer_critic.param_groups[0]["lr"],
+                    grad_norm_actor=grad_norm_actor, grad_norm_critic=grad_norm_critic)
+        return info
+
+    def _targets(self, data: Tensors, q_taken: torch.Tensor, values: torch.Tensor, next_values: torch.Tensor,
+                 rho: torch.Tensor, action_dim: Any = None) -> Tuple[torch.Tensor, torch.Tensor]:
+        """(Q_ret, the policy gradient's target: Q_opc or Q_ret), (T, B) each, from detached (T, B) inputs."""
+        bounds = A.acer_trace_boundaries(self._gamma, data["terminated"], data["truncated"], next_values)
+        trace = A.acer_trace_coef(rho, action_dim)
+        q_ret = A.acer_retrace_targets(data["reward"], q_taken, values, trace, bounds.discounts, bounds.bootstrap)
+        if not self._cfg.learn.use_q_opc:
+            return q_ret, q_ret
+        return q_ret, A.acer_q_opc_targets(data["reward"], q_taken, values, bounds.discounts, bounds.bootstrap)
+
+    def _policy_loss(self, loss: A.AcerPolicyLoss, stats: List[torch.Tensor], k: List[torch.Tensor]
+                     ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Mean policy loss (the trust-region surrogate when enabled) and the fraction of steps it projected."""
+        if not self._cfg.learn.trust_region:
+            return loss.loss.mean(), torch.zeros(())
+        delta = self._cfg.learn.trust_region_value
+        g = list(loss.grad) if isinstance(loss.grad, tuple) else [loss.grad]
+        z = A.acer_trust_region_update(g, k, delta)
+        with torch.no_grad():
+            kg = sum((a * b).sum(-1) for a, b in zip(k, g))
+            active = ((kg > delta) & (sum((a * a).sum(-1) for a in k) > 0)).float().mean()
+        return A.acer_trust_region_loss(stats, z).mean(), active
+
+    def _discrete_losses(self, data: Tensors, model_in: torch.Tensor, avg_logits: torch.Tensor,
+                         split: "_Split") -> Tensors:
+        T, B = split.T, split.B
+        out = self._model(model_in, mode="compute_actor_critic")
+        logits_all, q_all = out["logit"], out["q_value"]
+        logits, q_values = split.steps(logits_all), split.steps(q_all)  # (T, B, A)
+        action, behaviour = data["action"], data["logit"]
+        with torch.no_grad():
+            v_all = A.acer_state_values(logits_all, q_all)
+            values = split.steps(v_all)
+            q_taken = q_values.gather(-1, action.unsqueeze(-1)).squeeze(-1)
+            log_pi, log_mu = F.log_softmax(logits, -1), F.log_softmax(behaviour, -1)
+            rho = (log_pi - log_mu).gather(-1, action.unsqueeze(-1)).squeeze(-1).exp()
+            q_ret, q_pg = self._targets(data, q_taken, values, split.next_values(v_all), rho)
+            avg_logits = avg_logits.view(T, B, -1)
+            kl = (F.softmax(avg_logits, -1) * (F.log_softmax(avg_logits, -1) - log_pi)).sum(-1).mean()
+        loss = A.acer_policy_loss_discrete(logits, behaviour, action, q_values, q_pg, self._cfg.learn.c_clip_ratio,
+                                           values)
+        k = [A.acer_kl_grad_categorical(avg_logits, logits)] if self._cfg.learn.trust_region else []
+        policy_loss, active = self._policy_loss(loss, [logits], k)
+        entropy = torch.distributions.Categorical(logits=logits, validate_args=False).entropy().mean()
+        critic_loss = A.acer_critic_loss_discrete(q_values, action, q_ret).mean()
+        return dict(policy_loss=policy_loss, critic_loss=critic_loss, entropy=entropy, rho_mean=rho.mean(),
+                    kl_avg=kl, trust_region_active=active, q_ret_mean=q_ret.mean(),
+                    correction_loss=loss.correction_loss.mean().detach())
+
+    def _continuous_losses(self, data: Tensors, model_in: torch.Tensor, avg_stats: Tensors,
+                           split: "_Split") -> Tensors:
+        T, B = split.T, split.B
+        policy_all = self._model(model_in, mode="compute_actor")["logit"]
+        mu, sigma = split.steps(policy_all["mu"]), split.steps(policy_all["sigma"])  # (T, B, D)
+        action, b_mu, b_sigma = data["action"], data["logit"]["mu"], data["logit"]["sigma"]
+        D = mu.shape[-1]
+        with torch.no_grad():  # a'_t ~ pi(.|x_t) for the bias correction; Q~ of a_t and a'_t from the SDN
+            sampled = mu + sigma * torch.randn_like(mu)
+            actions = torch.zeros(2, model_in.shape[0], D, device=mu.device, dtype=mu.dtype)
+            actions[0, :T * B], actions[1, :T * B] = action.reshape(T * B, D), sampled.reshape(T * B, D)
+        critic = self._model(model_in, mode="compute_critic", action=actions, policy=policy_all)
+        v_all = critic["value"]
+        values, q_taken = split.steps(v_all), split.steps(critic["q_value"][0])  # (T, B), with gradient
+        with torch.no_grad():
+            q_sampled = split.steps(critic["q_value"][1])
+            pi_now = torch.distributions.Normal(mu, sigma, validate_args=False)
+            mu_old = torch.distributions.Normal(b_mu, b_sigma, validate_args=False)
+            rho = (pi_now.log_prob(action).sum(-1) - mu_old.log_prob(action).sum(-1)).exp()
+            q_ret, q_pg = self._targets(data, q_taken.detach(), values.detach(), split.next_values(v_all), rho, D)
+            v_target = A.acer_value_target(q_ret, q_taken.detach(), values.detach(), rho)
+            avg_mu, avg_sigma = avg_stats["mu"].view(T, B, D), avg_stats["sigma"].view(T, B, D)
+            kl = (torch.log(sigma / avg_sigma) + (avg_sigma ** 2 + (mu - avg_mu) ** 2) / (2 * sigma ** 2)
+                  - 0.5).sum(-1).mean()
+        loss = A.acer_policy_loss_continuous(mu, sigma, b_mu, b_sigma, action, q_pg, values, sampled, q_sampled,
+                                             self._cfg.learn.c_clip_ratio)
+        k = list(A.acer_kl_grad_gaussian(avg_mu, avg_sigma, mu, sigma)) if self._cfg.learn.trust_region else []
+        policy_loss, active = self._policy_loss(loss, [mu, sigma], k)
+        entropy = torch.distributions.Normal(mu, sigma, validate_args=False).entropy().sum(-1).mean()
+        critic_loss = A.acer_critic_loss_continuous(q_taken, values, q_ret, v_target).mean()
+        return dict(policy_loss=policy_loss, critic_loss=critic_loss, entropy=entropy,
+                    rho_mean=rho.clamp(max=1e6).mean(), kl_avg=kl, trust_region_active=active,
+                    q_ret_mean=q_ret.mean(), correction_loss=loss.correction_loss.mean().detach(),
+                    sigma_mean=sigma.mean().detach())
+
+    def _monitor_vars_learn(self) -> List[str]:
+        names = ["cur_lr_actor", "cur_lr_critic", "total_loss", "policy_loss", "critic_loss", "entropy", "rho_mean",
+                 "kl_avg", "trust_region_active", "q_ret_mean", "correction_loss", "grad_norm_actor",
+                 "grad_norm_critic"]
+        return names + (["sigma_mean"] if self._action_space == "continuous" else [])
+
+    def _state_dict_learn(self) -> Dict[str, Any]:
+        return {"model": self._model.state_dict(), "avg_actor": self._avg_actor.state_dict(),
+                "optimizer_actor": self._optimizer_actor.state_dict(),
+                "optimizer_critic": self._optimizer_critic.state_dict()}
+
+    def _load_state_dict_learn(self, state: Dict[str, Any]) -> None:
+        self._model.load_state_dict(state["model"])
+        self._avg_actor.load_state_dict(state["avg_actor"])
+        self._optimizer_actor.load_state_dict(state["optimizer_actor"])
+        self._optimizer_critic.load_state_dict(state["optimizer_critic"])
+
+    # ---- collect -----------------------------------------------------------------------------------------------
+    def _init_collect(self) -> None:
+        self._action_space = self._cfg.action_space
+        if self._action_space not in ("discrete", "continuous"):
+            raise UserError(f"ACER supports discrete and continuous action spaces, got '{self._action_space}'")
+
+    _init_eval = _init_collect
+
+    @torch.no_grad()
+    def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> Dict[str, Any]:
+        """Sample a_t ~ mu(.|x_t) (the current policy); keep its statistics for the importance weights."""
+        logit = self._model(obs.to(self._device), mode="compute_actor")["logit"]
+        return {"action": sample_action(self._action_space, logit), "logit": logit}
+
+    def _process_transition(self, obs: torch.Tensor, policy_output: Dict[str, Any],
+                            timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        return {
+            "obs": obs,
+            "next_obs": timestep["next_obs"],
+            "action": policy_output["action"],
+            "logit": policy_output["logit"],
+            "reward": timestep["reward"],
+            "terminated": timestep["terminated"],
+            "truncated": timestep["truncated"],
+        }
+
+    def _get_train_sample(self, segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """Each env's unroll of ``unroll_len`` steps is one train sample: ``(T, N, ...)`` -> ``(N, T, ...)``.
+
+        Unrolls run across episode ends: the stored ``terminated``/``truncated`` flags cut the Retrace recursion
+        there, so every sample has exactly ``unroll_len`` steps and nothing is padded or lost.
+        """
+        return tree_map(lambda x: x.transpose(0, 1), segment)
+
+    # ---- eval --------------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def _forward_eval(self, obs: torch.Tensor) -> Dict[str, Any]:
+        """The most likely action (the argmax of the logits, or the Gaussian's mean)."""
+        logit = self._model(obs.to(self._device), mode="compute_actor")["logit"]
+        return {"action": greedy_action(self._action_space, logit), "logit": logit}
+
+
+class _Split:
+    """Rows of the learner's one forward pass: T*B unroll steps, then B x_T, then K truncation final observations."""
+
+    def __init__(self, T: int, B: int, bootstrapped: torch.Tensor) -> None:
+        self.T, self.B, self.bootstrapped = T, B, bootstrapped
+
+    def steps(self, x: torch.Tensor) -> torch.Tensor:
+        """(N, ...) -> the unroll steps (T, B, ...)."""
+        return x[:self.T * self.B].view(self.T, self.B, *x.shape[1:])
+
+    def next_values(self, v: torch.Tensor) -> torch.Tensor:
+        """(N,) values -> (T, B) value of the state after each step where the trace is bootstrapped: V(final obs) at
+        truncations, V(x_T) at t = T-1 (other rows 0, never read), detached."""
+        TB, B = self.T * self.B, self.B
+        out = torch.zeros(self.T, B, dtype=v.dtype, device=v.device)
+        out[self.bootstrapped] = v[TB + B:].detach()
+        out[-1] = v[TB:TB + B].detach()
+        return out
