@@ -78,6 +78,14 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
     "env.replay_path": _NO_RENDER,
     "reward_model": "reward models are not supported in ding_lite; remove it",
     "world_model": "world models are not supported in ding_lite; remove it",
+    # SAC keys of DI-engine.
+    "policy.model.twin_critic": "ding_lite's SAC model has N critic replicas: use policy.model.num_critics (2 is "
+                                "DI-engine's twin_critic=True, 1 is False) instead",
+    "policy.learn.log_space": "has no effect: ding_lite always tunes alpha in log space; remove it",
+    "policy.learn.init_w": "has no effect: ding_lite initialises its output layers itself; remove it",
+    "policy.collect.collector_logit": "has no effect: SAC stores no behaviour logits; remove it",
+    "policy.learn.reparameterization": "has no effect: ding_lite's SAC always uses the reparameterised squashed "
+                                       "Gaussian; remove it",
     # Fallbacks for whole sections.
     "env.manager.*": "is not an option of ding_lite's env managers (gymnasium vector envs, chosen by env.manager.type "
                      "'base' or 'subprocess'); DI-engine's retry, timeout and reset options have no effect here; "
