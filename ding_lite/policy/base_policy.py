@@ -66,7 +66,8 @@ class Policy(Configurable):
         priority=False,
         # (bool) Importance-sampling weights for prioritised replay. Not implemented yet: must stay False.
         priority_IS_weight=False,
-        # (str) Action space of the env: 'auto' reads it from the env; or 'discrete', 'continuous', 'multi_discrete'.
+        # (str) Action space of the env: 'auto' reads it from the env; or 'discrete', 'continuous', 'multi_discrete',
+        # 'mixed' (Tuple(Discrete, Box)).
         action_space="auto",
         # (int) Length T of the time-major segments the collector hands to ``_get_train_sample``.
         unroll_len=1,
@@ -76,8 +77,6 @@ class Policy(Configurable):
             update_per_collect=1,
             # (int) Train samples per update.
             batch_size=64,
-            # (float) Optimiser step size.
-            learning_rate=1e-3,
             # (float) Discount factor gamma.
             discount_factor=0.99,
         ),
@@ -94,14 +93,12 @@ class Policy(Configurable):
         if cfg.priority or cfg.priority_IS_weight:
             raise ConfigError(f"{path}.priority: prioritised replay is not implemented in ding_lite yet; set "
                               f"{path}.priority=False and {path}.priority_IS_weight=False")
-        if cfg.action_space not in ("auto", "discrete", "continuous", "multi_discrete"):
+        if cfg.action_space not in ("auto", "discrete", "continuous", "multi_discrete", "mixed"):
             raise ConfigError(f"{path}.action_space='{cfg.action_space}': must be one of 'auto', 'discrete', "
-                              f"'continuous', 'multi_discrete'")
+                              f"'continuous', 'multi_discrete', 'mixed'")
         for key in ("update_per_collect", "batch_size"):
             if cfg.learn[key] < 1:
                 raise ConfigError(f"{path}.learn.{key}={cfg.learn[key]}: must be at least 1")
-        if cfg.learn.learning_rate <= 0:
-            raise ConfigError(f"{path}.learn.learning_rate={cfg.learn.learning_rate}: must be positive")
         if not 0 <= cfg.learn.discount_factor <= 1:
             raise ConfigError(f"{path}.learn.discount_factor={cfg.learn.discount_factor}: must be in [0, 1]")
         if cfg.unroll_len < 1 or cfg.collect.n_sample < 1:

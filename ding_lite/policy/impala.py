@@ -22,6 +22,7 @@ class IMPALAPolicy(Policy):
         learn=dict(
             update_per_collect=4,
             batch_size=16,
+            # (float) Optimiser step size.
             learning_rate=0.0005,
             # (float) Weight of the value loss (the policy loss has weight 1).
             value_weight=0.5,
@@ -58,7 +59,7 @@ class IMPALAPolicy(Policy):
         if learn.grad_clip_type not in (None, "clip_norm", "clip_value"):
             raise ConfigError(f"{path}.learn.grad_clip_type='{learn.grad_clip_type}': must be None, 'clip_norm' or "
                               f"'clip_value'")
-        for key in ("rho_clip_ratio", "c_clip_ratio", "rho_pg_clip_ratio", "clip_value"):
+        for key in ("learning_rate", "rho_clip_ratio", "c_clip_ratio", "rho_pg_clip_ratio", "clip_value"):
             if learn[key] <= 0:
                 raise ConfigError(f"{path}.learn.{key}={learn[key]}: must be positive")
         if not 0 <= learn.lambda_ <= 1:

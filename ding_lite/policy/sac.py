@@ -82,6 +82,9 @@ class SACPolicy(Policy):
                               f"'boltzmann'")
         if cfg.random_collect_size < 0:
             raise ConfigError(f"{path}.random_collect_size={cfg.random_collect_size}: must be >= 0")
+        if cfg.model.actor is not True:
+            raise ConfigError(f"{path}.model.actor={cfg.model.actor}: SAC decides whether there is an actor; for a "
+                              f"discrete policy without one set {path}.learn.discrete_policy='boltzmann'")
         if cfg.unroll_len != 1:
             raise ConfigError(f"{path}.unroll_len={cfg.unroll_len}: SAC trains on single transitions; set it to 1")
 
