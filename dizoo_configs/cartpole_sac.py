@@ -1,5 +1,5 @@
 """Discrete SAC on gymnasium CartPole-v1 (DI-engine's ``discrete_sac``): the actor's softmax policy, exact
-expectations over the two actions, twin critics, and a target entropy of a fraction of log 2.
+expectations over the two actions, twin critics, and a target entropy of half of log 2.
 
 Run it:  ding_lite -m serial -c dizoo_configs/cartpole_sac.py -s 0
 """
@@ -17,14 +17,15 @@ main_config = dict(
         random_collect_size=1000,
         model=dict(num_critics=2, actor_head_hidden_size=64, critic_head_hidden_size=64),
         learn=dict(
-            update_per_collect=4,
+            # One update per env step (8 envs x 1 step per collection).
+            update_per_collect=8,
             batch_size=128,
             learning_rate_q=1e-3,
             learning_rate_policy=1e-3,
             learning_rate_alpha=1e-3,
             target_theta=0.01,
             discount_factor=0.99,
-            target_entropy_ratio=0.3,
+            target_entropy_ratio=0.5,
             learner=dict(hook=dict(log_show_after_iter=1000)),
         ),
         collect=dict(n_sample=8),
