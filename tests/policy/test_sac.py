@@ -197,6 +197,12 @@ def check_action(case, action, batch_size):
         assert action.min() >= 0 and action.max() < n
 
 
+def flat_action(action):
+    if isinstance(action, dict):
+        return torch.cat([action["discrete"].float().unsqueeze(-1), action["continuous"]], -1)
+    return action.float()
+
+
 # ------------------------------------------------------------------------------------------ 1. actions and shapes
 @pytest.mark.parametrize("case", ALL)
 def test_collect_eval_and_random_actions(case, make):
@@ -212,9 +218,7 @@ def test_collect_eval_and_random_actions(case, make):
     a1, a2 = policy.collect_mode.forward(obs)["action"], policy.collect_mode.forward(obs)["action"]
     check_action(case, a1, B)
     check_action(case, a2, B)
-    flat = lambda a: torch.cat([a["discrete"].float().unsqueeze(-1), a["continuous"]], -1) if case == "mixed" \
-        else a.float()
-    assert not torch.equal(flat(a1), flat(a2))
+    assert not torch.equal(flat_action(a1), flat_action(a2))
 
     # warm-up: uniform over the whole range, whatever the policy
     big = obs.repeat(128, 1)
@@ -279,8 +283,8 @@ def test_sampled_discrete_actions_follow_the_policy(case, logits_or_q, new_alpha
     q_min = torch.tensor(logits_or_q).min(0).values if case != "discrete" else torch.tensor(logits_or_q)
     torch.manual_seed(0)
     for alpha in alphas:
-        if alpha is not None:
-            set_log_alpha(policy, [math.log(alpha)] * (2 if case == "mixed" else 1))
+        if alpha is not None:  # a mixed action's discrete part has its own alpha: the continuous one is far off
+            set_log_alpha(policy, [math.log(alpha), math.log(5.0)] if case == "mixed" else [math.log(alpha)])
         expected = torch.softmax(q_min / (alpha or 1.0), -1)
         action = policy.collect_mode.forward(obs)["action"]
         action = action["discrete"] if case == "mixed" else action
@@ -459,23 +463,82 @@ def test_target_update_period(case, make):
     assert max_change(target2, policy.learn_mode.state_dict()["target_critic"]) > 0
 
 
-def test_discrete_bootstrap_uses_the_target_critics(make, monkeypatch):
-    sac = make("discrete", {"policy.learn.target_theta": 0.1})
-    policy = sac.policy
+def make_actor_deterministic(policy):
+    """log_std -> its lower clamp (std ~ 2e-9): a sampled continuous action is tanh(mu) up to ~1e-8."""
+    last = last_linear(policy.model.actor)
+    dim = last.out_features // 2
+    with torch.no_grad():
+        last.weight[dim:].zero_()
+        last.bias[dim:].fill_(-30.0)
+
+
+@pytest.mark.parametrize("case", ALL)
+def test_bootstrap_uses_the_target_critics_and_the_current_policy(case, make, monkeypatch):
+    sac = make(case, {"policy.learn.target_theta": 0.1})
+    policy, model = sac.policy, sac.policy.model
     for _ in range(3):
         sac.learn(sac.batch())
+    if model.actor is not None and case != "discrete":
+        make_actor_deterministic(policy)
+    if case == "mixed":  # two different alphas: [discrete, continuous]
+        set_log_alpha(policy, [math.log(0.1), math.log(0.3)])
     batch = sac.batch()
-    target_net = copy.deepcopy(policy.model.critic)
+    next_obs = batch["next_obs"]
+    target_net = copy.deepcopy(model.critic)
     target_net.load_state_dict(policy.learn_mode.state_dict()["target_critic"])
+    alpha = log_alpha(policy).exp()
     with torch.no_grad():
-        expected = target_net(batch["next_obs"])
-        online = policy.model.compute_critic(batch["next_obs"])
-        log_probs = torch.log_softmax(policy.model.compute_actor(batch["next_obs"])["logit"], -1)
-    assert not torch.allclose(expected, online)
-    rec = Recorder(monkeypatch, "discrete_sac_critic_target")
+        if case in ("continuous", "mixed"):
+            a2 = torch.tanh(model.compute_actor(next_obs)["mu"])
+            x, online = torch.cat([next_obs, a2], -1), model.compute_critic(next_obs, a2)
+        else:
+            x, online = next_obs, model.compute_critic(next_obs)
+        expected_q = target_net(x).squeeze(-1) if case == "continuous" else target_net(x)
+        if case == "discrete":  # the actor's softmax at s'
+            log_probs = torch.log_softmax(model.compute_actor(next_obs)["logit"], -1)
+        elif case != "continuous":  # ALF: the Boltzmann policy of the online critics' min at s' (and a_c')
+            log_probs = torch.log_softmax(online.min(0).values / alpha[0], -1)
+    assert not torch.allclose(expected_q, online.squeeze(-1) if case == "continuous" else online)
+    rec = Recorder(monkeypatch, CRITIC_TARGET_FN[case])
     sac.learn(batch)
-    torch.testing.assert_close(rec.calls[0]["next_q"], expected)
-    torch.testing.assert_close(rec.calls[0]["next_log_probs"], log_probs)  # the actor's policy at s'
+    (call,) = rec.calls
+    torch.testing.assert_close(call["next_q"], expected_q, rtol=1e-5, atol=1e-5)
+    if case in ("discrete", "boltzmann"):
+        torch.testing.assert_close(call["next_log_probs"], log_probs, rtol=1e-5, atol=1e-5)
+    elif case == "mixed":
+        torch.testing.assert_close(call["next_discrete_log_probs"], log_probs, rtol=1e-5, atol=1e-5)
+        assert float(call["alpha_discrete"]) == pytest.approx(0.1) and float(call["alpha_continuous"]) == \
+            pytest.approx(0.3)
+
+
+@pytest.mark.parametrize("case", ALL)
+def test_critics_regress_the_taken_action_on_the_target(case, make, monkeypatch):
+    sac = make(case)
+    policy, model = sac.policy, sac.policy.model
+    if case == "mixed":
+        set_log_alpha(policy, [math.log(0.1), math.log(0.3)])
+    batch = sac.batch()
+    obs, action = batch["obs"], batch["action"]
+    with torch.no_grad():  # the online critics before the step, at the stored action
+        if case == "continuous":
+            expected_q = model.compute_critic(obs, action)
+        elif case == "mixed":
+            expected_q = model.compute_critic(obs, action["continuous"]).gather(
+                -1, action["discrete"].view(1, -1, 1).expand(2, -1, 1)).squeeze(-1)
+        else:
+            expected_q = model.compute_critic(obs).gather(-1, action.view(1, -1, 1).expand(2, -1, 1)).squeeze(-1)
+    targets = Recorder(monkeypatch, CRITIC_TARGET_FN[case])
+    losses = Recorder(monkeypatch, "sac_critic_loss")
+    actor_losses = Recorder(monkeypatch, "mixed_sac_actor_loss") if case == "mixed" else None
+    sac.learn(batch)
+    (loss,), (target,) = losses.calls, targets.calls
+    assert loss["q"].shape == (2, 32)  # one row per critic replica
+    torch.testing.assert_close(loss["q"], expected_q)
+    assert torch.equal(loss["target"], target["out"])
+    if case == "mixed":  # the actor loss gets each part's alpha too
+        (call,) = actor_losses.calls
+        assert float(call["alpha_discrete"]) == pytest.approx(0.1)
+        assert float(call["alpha_continuous"]) == pytest.approx(0.3)
 
 
 # --------------------------------------------------------------------------------------------------------- 5. alpha
@@ -652,6 +715,7 @@ def test_state_dict_round_trip_gives_the_same_next_update(case, make, tmp_path):
     ("mixed_sac", "policy.learn.learning_rate_alpha", 0.0),
     ("mixed_sac", "policy.learn.alpha", 0.0),
     ("mixed_sac", "policy.random_collect_size", -1),
+    ("cartpole_sac", "policy.model.actor", False),  # SAC decides: learn.discrete_policy='boltzmann' has no actor
 ])
 def test_config_errors_name_the_full_key_path(config, key, value):
     main, create = read_config_file(os.path.join(CONFIGS, f"{config}.py"))
@@ -689,15 +753,6 @@ def test_serial_pipeline_on_mixed_target(tmp_path, monkeypatch):
     assert (run_dir / "eval.csv").read_text().count("\n") >= 3  # header, the first and the final evaluation
     ckpt = torch.load(run_dir / "ckpt" / "ckpt_last.pth.tar", weights_only=True)
     assert ckpt["policy"]["log_alpha"].shape == (2,)  # [discrete, continuous]
-
-
-@pytest.mark.xfail(strict=True, reason="base_policy.Policy.check_config rejects policy.action_space='mixed', which "
-                                       "resolve_env_spaces writes into the config saved as total_config.py")
-def test_total_config_of_a_mixed_run_compiles_again(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    main, create = read_config_file(os.path.join(CONFIGS, "mixed_sac.py"))
-    serial_pipeline((main, create), seed=0, max_env_step=40, overrides={**MIXED_RUN, "policy.random_collect_size": 20},
-                    quiet=True)
-    saved = read_config_file(str(tmp_path / "mixed_sac_seed0" / "total_config.py"))
-    cfg = compile_input(saved, 0, None, "again")
-    assert cfg.policy.action_space == "mixed"
+    # the saved total_config.py (with the env-derived action_space='mixed' written in) compiles again
+    saved = compile_input(read_config_file(str(run_dir / "total_config.py")), 0, None, "again")
+    assert saved.policy.action_space == "mixed" and saved.policy.model.action_shape == [3, 2]
