@@ -412,7 +412,8 @@ def main() -> None:
     # the 1-min load average counts this process too (about 1.0 after the measured rows)
     others = [x for x in (m["loadavg_1min_before"], None if m["loadavg_1min_after"] is None
                           else m["loadavg_1min_after"] - 1.0) if x is not None]
-    if others and max(others) > 0.5:
+    m["contended"] = bool(others) and max(others) > 0.5
+    if m["contended"]:
         print(f"WARNING: 1-min load average {m['loadavg_1min_before']:.2f} before, {m['loadavg_1min_after']:.2f} "
               f"after the measured rows (this process included) on {m['cpus_usable']} CPUs: other processes are "
               f"competing, the numbers below are pessimistic and noisy")
