@@ -111,6 +111,11 @@ class SACPolicy(Policy):
     def _alphas(self) -> torch.Tensor:
         return self._log_alpha.detach().exp()
 
+    def _act(self, obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
+        """A squashed-Gaussian action in [-1, 1]^D without its density (acting needs none)."""
+        out = self._model.compute_actor(obs)
+        return S.squashed_gaussian_action(out["mu"], out["log_std"], deterministic)
+
     def _continuous(self, obs: torch.Tensor, deterministic: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
         """A squashed-Gaussian action in [-1, 1]^D and its log-density (reparameterised)."""
         out = self._model.compute_actor(obs)
@@ -138,7 +143,7 @@ class SACPolicy(Policy):
             cont = torch.rand(B, self._action_dim or 0, device=self._device) * 2 - 1
             disc = torch.randint(self._n_discrete or 1, (B,), device=self._device)
         else:
-            cont = self._continuous(obs)[0] if self._space != "discrete" else None
+            cont = self._act(obs) if self._space != "discrete" else None
             disc = None
             if self._space != "continuous":
                 alpha = self._alphas()[0]
@@ -151,7 +156,7 @@ class SACPolicy(Policy):
     def _forward_eval(self, obs: torch.Tensor) -> Dict[str, Any]:
         """The deterministic action: tanh(mu) for the continuous part, the most likely discrete action."""
         obs = obs.to(self._device)
-        cont = self._continuous(obs, deterministic=True)[0] if self._space != "discrete" else None
+        cont = self._act(obs, deterministic=True) if self._space != "discrete" else None
         disc = None
         if self._space != "continuous":
             q = self._model.compute_critic(obs, cont) if self._boltzmann or self._space == "mixed" else None

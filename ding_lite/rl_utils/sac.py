@@ -168,6 +168,14 @@ def squashed_gaussian_sample(
     return scale * torch.tanh(u) + shift, log_prob - _sum_log_scale(scale, u)
 
 
+def squashed_gaussian_action(mu: torch.Tensor, log_std: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
+    """Only the action tanh(u) in [-1, 1]^D, u = mu + exp(log_std) * eps (or mu), for acting: the density that
+    :func:`squashed_gaussian_sample` also computes is not needed to pick an action. (..., D) -> (..., D)."""
+    if deterministic:
+        return torch.tanh(mu)
+    return torch.tanh(torch.addcmul(mu, log_std.exp(), torch.randn_like(mu)))
+
+
 # ------------------------------------------------------------------------------------------- ensembles, policies
 def ensemble_min(q: torch.Tensor, like: Optional[torch.Tensor] = None) -> torch.Tensor:
     """The pessimistic Q: min over the replica dim 0 of an ensemble (N, *S).

@@ -106,7 +106,11 @@ class SampleCollector(Configurable):
         self.envstep += self.num_envs
         if len(self._segment) < self.unroll_len:
             return None
-        segment, self._segment = tree_stack(self._segment), []
+        if self.unroll_len == 1:  # a one-step segment: a view with a time dim is enough
+            segment = tree_map(lambda x: x.unsqueeze(0), self._segment[0])
+        else:
+            segment = tree_stack(self._segment)
+        self._segment = []
         return self.policy.get_train_sample(segment)
 
     def collect(self, n_sample: int, **policy_kwargs: Any) -> Dict[str, torch.Tensor]:
