@@ -454,3 +454,14 @@ def test_ensemble_min_shapes():
     assert torch.equal(ensemble_min(q[0], torch.zeros(4, 5)), q[0])  # already reduced: passed through
     with pytest.raises(ValueError):
         ensemble_min(q, torch.zeros(4))
+
+
+def test_squashed_gaussian_action_is_the_sample_without_its_density():
+    from ding_lite.rl_utils import sac as S
+    mu, log_std = torch.randn(5, 3), torch.randn(5, 3).clamp(-2, 1)
+    torch.manual_seed(7)
+    action = S.squashed_gaussian_action(mu, log_std)
+    torch.manual_seed(7)
+    sampled, _ = S.squashed_gaussian_sample(mu, log_std=log_std)
+    torch.testing.assert_close(action, sampled)
+    torch.testing.assert_close(S.squashed_gaussian_action(mu, log_std, deterministic=True), torch.tanh(mu))
