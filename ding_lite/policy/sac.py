@@ -210,13 +210,15 @@ class SACPolicy(Policy):
         continuous = S.continuous_target_entropy(self._action_dim) if self._action_dim else None
         return {"continuous": [continuous], "discrete": [discrete], "mixed": [discrete, continuous]}[self._space]
 
-    def _critic_target(self, data: Dict[str, torch.Tensor], alphas: torch.Tensor) -> torch.Tensor:
-        """y = r + gamma (1 - terminated) V'(s'), the soft value under the target critics (no gradient)."""
+    def _critic_target(self, data: Dict[str, torch.Tensor], alphas: torch.Tensor, a2: Optional[torch.Tensor] = None,
+                       logp2: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """y = r + gamma (1 - terminated) V'(s'), the soft value under the target critics (no gradient).
+
+        ``a2``/``logp2``: a fresh continuous action at s' and its log-density (continuous and mixed spaces)."""
         next_obs, reward, gamma = data["next_obs"], data["reward"], self._cfg.learn.discount_factor
         terminated = torch.zeros_like(reward) if self._cfg.learn.ignore_done else data["terminated"]
         with torch.no_grad():
             if self._space == "continuous":
-                a2, logp2 = self._continuous(next_obs)
                 q2 = self._target_q(next_obs, a2)
                 return S.sac_critic_target(reward, q2, logp2, alphas[0], gamma, terminated)
             if self._space == "discrete":
@@ -224,7 +226,6 @@ class SACPolicy(Policy):
                 online_q2 = self._model.compute_critic(next_obs) if self._boltzmann else None
                 log_probs2 = self._discrete_log_probs(next_obs, online_q2, alphas[0])
                 return S.discrete_sac_critic_target(reward, q2, log_probs2, alphas[0], gamma, terminated)
-            a2, logp2 = self._continuous(next_obs)
             q2 = self._target_q(next_obs, a2)
             log_probs2 = S.boltzmann_policy(S.ensemble_min(self._model.compute_critic(next_obs, a2)), alphas[0])[1]
             return S.mixed_sac_critic_target(reward, q2, log_probs2, logp2, alphas[0], alphas[1], gamma, terminated)
@@ -247,8 +248,15 @@ class SACPolicy(Policy):
         alphas = self._alphas()
         learn = self._cfg.learn
 
+        # One actor pass for s and s': the actions for the actor loss (with gradient) and for the targets (without).
+        a = logp = a2 = logp2 = None
+        if self._space != "discrete":
+            B = obs.shape[0]
+            a_all, logp_all = self._continuous(torch.cat([obs, data["next_obs"]]))
+            a, logp, a2, logp2 = a_all[:B], logp_all[:B], a_all[B:].detach(), logp_all[B:].detach()
+
         # Critics: regress every replica on the soft Bellman target.
-        target = self._critic_target(data, alphas)
+        target = self._critic_target(data, alphas, a2, logp2)
         if self._space == "continuous":
             q = self._model.compute_critic(obs, action)
         elif self._space == "discrete":
@@ -260,7 +268,6 @@ class SACPolicy(Policy):
         # Actor, and the entropies alpha is tuned on.
         info = {}
         if self._space == "continuous":
-            a, logp = self._continuous(obs)
             actor_loss = S.sac_actor_loss(self._model.compute_critic(obs, a), logp, alphas[0])
             alpha_loss = S.sac_alpha_loss(self._log_alpha[0], logp, self._target_entropy[0])
             info["entropy"] = -logp.detach().mean()
@@ -272,7 +279,6 @@ class SACPolicy(Policy):
             alpha_loss = S.sac_alpha_loss_from_entropy(self._log_alpha[0], entropy, self._target_entropy[0])
             info["entropy"] = entropy.mean()
         else:
-            a, logp = self._continuous(obs)
             q_a = self._model.compute_critic(obs, a)
             actor_loss = S.mixed_sac_actor_loss(q_a, logp, alphas[0], alphas[1])
             entropy_d = S.discrete_entropy(S.boltzmann_policy(S.ensemble_min(q_a.detach()), alphas[0])[1])
