@@ -77,4 +77,8 @@ class EnsembleMLP(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.dim() == 2:
             x = x.unsqueeze(0).expand(self.n, *x.shape)
-        return self.net(x)
+        # The layers applied directly (not through nn.Module calls): this runs several times per SAC update, where
+        # the per-call overhead of the modules costs more than the small matmuls themselves.
+        for layer in self.net:
+            x = torch.baddbmm(layer.bias, x, layer.weight) if isinstance(layer, EnsembleLinear) else layer(x)
+        return x
