@@ -79,8 +79,6 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
     "reward_model": "reward models are not supported in ding_lite; remove it",
     "world_model": "world models are not supported in ding_lite; remove it",
     # SAC keys of DI-engine.
-    "policy.model.twin_critic": "ding_lite's SAC model has N critic replicas: use policy.model.num_critics (2 is "
-                                "DI-engine's twin_critic=True, 1 is False) instead",
     "policy.learn.log_space": "has no effect: ding_lite always tunes alpha in log space; remove it",
     "policy.learn.init_w": "has no effect: ding_lite initialises its output layers itself; remove it",
     "policy.collect.collector_logit": "has no effect: SAC stores no behaviour logits; remove it",

@@ -18,6 +18,8 @@ ActionShape = Union[int, Sequence[int], Dict[str, int]]
 class QAC(nn.Module):
     """Actor and ``num_critics`` Q networks.
 
+    ``num_critics`` replicas (DI-engine's ``twin_critic``: True is 2, False is 1; None leaves ``num_critics``).
+
     * 'continuous' (action_shape D): actor -> ``{'mu', 'log_std'}`` (B, D); critic(obs, action) -> (N, B).
     * 'discrete' (action_shape A): actor -> ``{'logit'}`` (B, A) (absent with ``actor=False``: ALF's Boltzmann
       policy over Q); critic(obs) -> (N, B, A).
@@ -26,7 +28,7 @@ class QAC(nn.Module):
     """
 
     def __init__(self, obs_shape: Union[int, Sequence[int]] = None, action_shape: ActionShape = None,
-                 action_space: str = None, num_critics: int = 2, actor: bool = True,
+                 action_space: str = None, num_critics: int = 2, twin_critic: bool = None, actor: bool = True,
                  actor_head_hidden_size: int = 256, actor_head_layer_num: int = 2,
                  critic_head_hidden_size: int = 256, critic_head_layer_num: int = 2, activation: str = "relu",
                  log_std_min: float = -20.0, log_std_max: float = 2.0) -> None:
@@ -35,6 +37,8 @@ class QAC(nn.Module):
             raise ValueError("QAC needs obs_shape, action_shape and action_space (the pipelines fill them from the "
                              "env)")
         self.action_space = action_space
+        if twin_critic is not None:  # DI-engine's name: True is two critics, False one
+            num_critics = 2 if twin_critic else 1
         obs_dim = flat_dim(obs_shape)
         if action_space == "mixed":
             n_discrete, act_dim = int(action_shape[0]), int(action_shape[1])
@@ -61,6 +65,9 @@ class QAC(nn.Module):
         """Reject impossible arguments before any env or network is built (``cfg`` is the model section)."""
         if cfg.num_critics < 1:
             raise ConfigError(f"{path}.num_critics={cfg.num_critics}: must be at least 1")
+        if cfg.twin_critic is not None and cfg.num_critics != 2:
+            raise ConfigError(f"{path}.twin_critic={cfg.twin_critic} and {path}.num_critics={cfg.num_critics} both "
+                              f"set the number of critics; keep one (twin_critic is DI-engine's name for 2 or 1)")
         if cfg.activation not in ACTIVATIONS:
             raise ConfigError(f"{path}.activation='{cfg.activation}': choose one of {sorted(ACTIVATIONS)}")
         if min(cfg.actor_head_hidden_size, cfg.critic_head_hidden_size) < 1 or \
