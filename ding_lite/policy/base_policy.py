@@ -184,8 +184,17 @@ class Policy(Configurable):
     def _process_transition(self, obs: torch.Tensor, policy_output: Dict[str, Any],
                             timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """One vector step -> one batched transition (leading dim = env). ``timestep`` holds ``next_obs`` (the true
-        final observation where an episode ended), ``reward``, ``terminated`` and ``truncated``."""
-        raise NotImplementedError
+        final observation where an episode ended), ``reward``, ``terminated`` and ``truncated``.
+
+        The default stores what every value-based target needs; override it to store more (or less)."""
+        return {
+            "obs": obs,
+            "next_obs": timestep["next_obs"],
+            "action": policy_output["action"],
+            "reward": timestep["reward"],
+            "terminated": timestep["terminated"],
+            "truncated": timestep["truncated"],
+        }
 
     def _get_train_sample(self, segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """A time-major segment ``(T, N_env, ...)`` -> a batch of train samples with a leading sample dim."""

@@ -143,15 +143,10 @@ class IMPALAPolicy(Policy):
 
     def _process_transition(self, obs: torch.Tensor, policy_output: Dict[str, Any],
                             timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-        return {
-            "obs": obs,
-            "next_obs": timestep["next_obs"],
-            "action": policy_output["action"],
-            "logit": policy_output["logit"],
-            "reward": timestep["reward"],
-            "terminated": timestep["terminated"],
-            "truncated": timestep["truncated"],
-        }
+        """The standard transition plus the behaviour policy's logits (for the importance weights)."""
+        transition = super()._process_transition(obs, policy_output, timestep)
+        transition["logit"] = policy_output["logit"]
+        return transition
 
     def _get_train_sample(self, segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Each env's unroll of ``unroll_len`` steps is one train sample: ``(T, N, ...)`` -> ``(N, T, ...)``.

@@ -168,17 +168,6 @@ class SACPolicy(Policy):
             return {"discrete": disc, "continuous": cont}
         return cont if self._space == "continuous" else disc
 
-    def _process_transition(self, obs: torch.Tensor, policy_output: Dict[str, Any],
-                            timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-        return {
-            "obs": obs,
-            "next_obs": timestep["next_obs"],
-            "action": policy_output["action"],
-            "reward": timestep["reward"],
-            "terminated": timestep["terminated"],
-            "truncated": timestep["truncated"],
-        }
-
     def _get_train_sample(self, segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Single transitions: a ``(1, N_env, ...)`` segment -> N_env samples ``(N_env, ...)``."""
         return tree_map(lambda x: x[0], segment)
