@@ -211,7 +211,7 @@ class ACERPolicy(Policy):
         critic_loss = A.acer_critic_loss_discrete(q_values, action, q_ret).mean()
         return dict(policy_loss=policy_loss, critic_loss=critic_loss, entropy=entropy, rho_mean=rho.mean(),
                     kl_avg=kl, trust_region_active=active, q_ret_mean=q_ret.mean(),
-                    correction_loss=loss.correction_loss.mean().detach())
+                    acer_loss=loss.loss.mean().detach(), correction_loss=loss.correction_loss.mean().detach())
 
     def _continuous_losses(self, data: Tensors, model_in: torch.Tensor, avg_stats: Tensors,
                            split: "_Split") -> Tensors:
@@ -245,13 +245,16 @@ class ACERPolicy(Policy):
         critic_loss = A.acer_critic_loss_continuous(q_taken, values, q_ret, v_target).mean()
         return dict(policy_loss=policy_loss, critic_loss=critic_loss, entropy=entropy,
                     rho_mean=rho.clamp(max=1e6).mean(), kl_avg=kl, trust_region_active=active,
-                    q_ret_mean=q_ret.mean(), correction_loss=loss.correction_loss.mean().detach(),
-                    sigma_mean=sigma.mean().detach())
+                    q_ret_mean=q_ret.mean(), acer_loss=loss.loss.mean().detach(),
+                    correction_loss=loss.correction_loss.mean().detach(), sigma_mean=sigma.mean().detach())
 
     def _monitor_vars_learn(self) -> List[str]:
-        names = ["cur_lr_actor", "cur_lr_critic", "total_loss", "policy_loss", "critic_loss", "entropy", "rho_mean",
-                 "kl_avg", "trust_region_active", "q_ret_mean", "correction_loss", "grad_norm_actor",
-                 "grad_norm_critic"]
+        """Logged scalars. policy_loss is what is back-propagated (the trust-region surrogate when it is on, whose
+        value means nothing); acer_loss the ACER policy loss itself (truncated term plus correction_loss); kl_avg
+        KL(average policy || policy); trust_region_active the fraction of steps whose gradient was projected."""
+        names = ["cur_lr_actor", "cur_lr_critic", "total_loss", "policy_loss", "acer_loss", "correction_loss",
+                 "critic_loss", "entropy", "rho_mean", "kl_avg", "trust_region_active", "q_ret_mean",
+                 "grad_norm_actor", "grad_norm_critic"]
         return names + (["sigma_mean"] if self._action_space == "continuous" else [])
 
     def _state_dict_learn(self) -> Dict[str, Any]:
@@ -281,15 +284,11 @@ class ACERPolicy(Policy):
 
     def _process_transition(self, obs: torch.Tensor, policy_output: Dict[str, Any],
                             timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-        return {
-            "obs": obs,
-            "next_obs": timestep["next_obs"],
-            "action": policy_output["action"],
-            "logit": policy_output["logit"],
-            "reward": timestep["reward"],
-            "terminated": timestep["terminated"],
-            "truncated": timestep["truncated"],
-        }
+        """The standard transition plus the behaviour policy's statistics mu(.|x_t) (logits, or ``{'mu', 'sigma'}``)
+        for the importance ratios."""
+        transition = super()._process_transition(obs, policy_output, timestep)
+        transition["logit"] = policy_output["logit"]
+        return transition
 
     def _get_train_sample(self, segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Each env's unroll of ``unroll_len`` steps is one train sample: ``(T, N, ...)`` -> ``(N, T, ...)``.

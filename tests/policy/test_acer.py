@@ -332,6 +332,27 @@ def test_on_policy_ratios_are_one(space):
     out = policy.learn_mode.forward(random_batch(policy, 3, 5, behaviour="current"))
     assert out["rho_mean"] == pytest.approx(1.0, abs=1e-4)
     assert out["kl_avg"] == pytest.approx(0.0, abs=1e-6)  # the average network starts as a copy of the actor
+    if space == "discrete":  # every rho(a) <= c: the bias correction vanishes (continuous: a' ~ pi may have rho > c)
+        assert out["correction_loss"] == 0.0
+
+
+@pytest.mark.parametrize("space", list(SPACES))
+def test_policy_and_critic_losses_reach_only_their_own_network(space, monkeypatch):
+    """The policy loss moves the actor only (Q, V and Q~ enter it as constants); the critic loss the critic only."""
+    for silenced, untouched in ((f"acer_policy_loss_{space}", "actor."), (f"acer_critic_loss_{space}", "critic.")):
+        policy = make_policy(space, entropy_weight=0.0, trust_region=False)
+        grads = capture_grads(policy)
+        fn = getattr(acer_math, silenced)
+        if silenced.startswith("acer_policy_loss"):
+            monkeypatch.setattr(acer_math, silenced, lambda *a, **k: fn(*a, **k)._replace(
+                loss=fn(*a, **k).loss * 0.0))
+        else:
+            monkeypatch.setattr(acer_math, silenced, lambda *a, **k: fn(*a, **k) * 0.0)
+        policy.learn_mode.forward(random_batch(policy, 3, 4))
+        assert grads and all(g.abs().max() == 0 for n, g in grads.items() if n.startswith(untouched))
+        other = "actor." if untouched == "critic." else "critic."
+        assert any(g.abs().max() > 0 for n, g in grads.items() if n.startswith(other))
+        monkeypatch.undo()
 
 
 # -------------------------------------------------------------------------------------------- trust region
