@@ -22,6 +22,9 @@ setup(
         "ray": ["ray"],
         # Benchmarks only: the SAC speed comparison runs Stable-Baselines3 beside ding_lite.
         "bench": ["stable-baselines3"],
+        # Envs of the long-run configs (LunarLander, HalfCheetah); not needed by the tests.
+        "box2d": ["swig", "gymnasium[box2d]"],
+        "mujoco": ["gymnasium[mujoco]"],
     },
     entry_points={"console_scripts": ["ding_lite=ding_lite.entry.cli:main"]},
 )

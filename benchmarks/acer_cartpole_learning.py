@@ -31,13 +31,8 @@ IMPALA_RESULTS = os.path.join(ROOT, "benchmarks", "results", "impala_cartpole_le
 
 
 def run_seed(seed: int, max_env_step: int, workdir: str, config: str = CONFIG) -> dict:
-    """One seed of ``config`` in its own process: impala_cartpole_learning's ``run_seed``, which reads the config
-    path from its module-level ``CONFIG``."""
-    saved, impala_bench.CONFIG = impala_bench.CONFIG, config
-    try:
-        return impala_bench.run_seed(seed, max_env_step, workdir)
-    finally:
-        impala_bench.CONFIG = saved
+    """One seed of ``config`` in its own process (impala_cartpole_learning's ``run_seed``)."""
+    return impala_bench.run_seed(seed, max_env_step, workdir, config)
 
 
 def learner_updates_per_s(config: str, n_updates: int, seed: int = 0) -> dict:

@@ -21,10 +21,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "dizoo_configs", "cartpole_impala.py")
 
 
-def run_seed(seed: int, max_env_step: int, workdir: str) -> dict:
+def run_seed(seed: int, max_env_step: int, workdir: str, config: str = CONFIG) -> dict:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "ding_lite.entry.cli", "-m", "serial", "-c", CONFIG, "-s", str(seed),
+    subprocess.run([sys.executable, "-m", "ding_lite.entry.cli", "-m", "serial", "-c", config, "-s", str(seed),
                     "--env-step", str(max_env_step), "--exp-name", "bench", "-q"], cwd=workdir, env=env, check=True)
     process_wall = time.perf_counter() - start
     run_dir = os.path.join(workdir, f"bench_seed{seed}")

@@ -78,6 +78,16 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
     "env.replay_path": _NO_RENDER,
     "reward_model": "reward models are not supported in ding_lite; remove it",
     "world_model": "world models are not supported in ding_lite; remove it",
+    # ACER keys of DI-engine, and keys of one policy given to another.
+    "policy.learn.value_weight": "has no effect for policy '{policy}': its critic has its own optimiser and learning "
+                                 "rate (policy.learn.learning_rate_critic / learning_rate_q); remove it",
+    "policy.learn.lambda_": "has no effect for policy '{policy}' (DI-engine's ACER declares it but never reads it); "
+                            "remove it",
+    "policy.collect.discount_factor": "lives at policy.learn.discount_factor in ding_lite; move it there",
+    "policy.collect.gae_lambda": "has no effect in ding_lite; remove it",
+    "policy.learn.learning_rate": "has no effect for policy '{policy}', which has one learning rate per network: set "
+                                  "policy.learn.learning_rate_actor / learning_rate_critic (ACER) or "
+                                  "learning_rate_q / learning_rate_policy / learning_rate_alpha (SAC)",
     # SAC keys of DI-engine.
     "policy.learn.log_space": "has no effect: ding_lite always tunes alpha in log space; remove it",
     "policy.learn.init_w": "has no effect: ding_lite initialises its output layers itself; remove it",
