@@ -18,8 +18,10 @@ from typing import Dict, List, Optional, Sequence, Union
 import torch
 from torch import nn
 
-from ding_lite.torch_utils.network import ACTIVATIONS, flat_dim, mlp
+from ding_lite.torch_utils.network import flat_dim, mlp
 from ding_lite.utils import MODEL_REGISTRY, ConfigError
+
+from .checks import check_actor_critic_config
 
 Logit = Union[torch.Tensor, Dict[str, torch.Tensor]]
 
@@ -129,19 +131,7 @@ class ACER(nn.Module):
         if cfg.action_space not in (None, "discrete", "continuous"):
             raise ConfigError(f"{path}.action_space='{cfg.action_space}': ACER supports 'discrete' and 'continuous' "
                               f"action spaces")
-        if cfg.activation not in ACTIVATIONS:
-            raise ConfigError(f"{path}.activation='{cfg.activation}': choose one of {sorted(ACTIVATIONS)}")
-        if cfg.sigma_type not in ("independent", "conditioned"):
-            raise ConfigError(f"{path}.sigma_type='{cfg.sigma_type}': must be 'independent' or 'conditioned'")
-        sizes = list(cfg.encoder_hidden_size_list) + [cfg.actor_head_hidden_size, cfg.critic_head_hidden_size]
-        if any(not isinstance(n, int) or n < 1 for n in sizes):
-            raise ConfigError(f"{path}: hidden sizes must be positive ints, got encoder_hidden_size_list="
-                              f"{list(cfg.encoder_hidden_size_list)}, actor_head_hidden_size="
-                              f"{cfg.actor_head_hidden_size}, critic_head_hidden_size={cfg.critic_head_hidden_size}")
-        if cfg.actor_head_layer_num < 0 or cfg.critic_head_layer_num < 0:
-            raise ConfigError(f"{path}: actor_head_layer_num and critic_head_layer_num must be >= 0")
-        if cfg.init_sigma <= 0:
-            raise ConfigError(f"{path}.init_sigma={cfg.init_sigma}: must be positive")
+        check_actor_critic_config(cfg, path)
         if not isinstance(cfg.sdn_n_samples, int) or cfg.sdn_n_samples < 1:
             raise ConfigError(f"{path}.sdn_n_samples={cfg.sdn_n_samples}: must be a positive int")
 

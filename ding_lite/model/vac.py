@@ -7,6 +7,8 @@ from torch import nn
 from ding_lite.torch_utils.network import flat_dim, mlp
 from ding_lite.utils import MODEL_REGISTRY
 
+from .checks import check_actor_critic_config
+
 
 @MODEL_REGISTRY.register("vac")
 class VAC(nn.Module):
@@ -49,19 +51,7 @@ class VAC(nn.Module):
     @classmethod
     def check_config(cls, cfg, path: str) -> None:
         """Reject impossible arguments before any env or network is built (``cfg`` is the model section)."""
-        from ding_lite.torch_utils.network import ACTIVATIONS
-        from ding_lite.utils import ConfigError
-        if cfg.activation not in ACTIVATIONS:
-            raise ConfigError(f"{path}.activation='{cfg.activation}': choose one of {sorted(ACTIVATIONS)}")
-        if cfg.sigma_type not in ("independent", "conditioned"):
-            raise ConfigError(f"{path}.sigma_type='{cfg.sigma_type}': must be 'independent' or 'conditioned'")
-        sizes = list(cfg.encoder_hidden_size_list) + [cfg.actor_head_hidden_size, cfg.critic_head_hidden_size]
-        if any(not isinstance(n, int) or n < 1 for n in sizes):
-            raise ConfigError(f"{path}: hidden sizes must be positive ints, got encoder_hidden_size_list="
-                              f"{list(cfg.encoder_hidden_size_list)}, actor_head_hidden_size="
-                              f"{cfg.actor_head_hidden_size}, critic_head_hidden_size={cfg.critic_head_hidden_size}")
-        if cfg.actor_head_layer_num < 0 or cfg.critic_head_layer_num < 0 or cfg.init_sigma <= 0:
-            raise ConfigError(f"{path}: head layer numbers must be >= 0 and init_sigma positive")
+        check_actor_critic_config(cfg, path)
 
     def _logit(self, feature: torch.Tensor) -> Union[torch.Tensor, Dict[str, torch.Tensor]]:
         out = self.actor_head(feature)
