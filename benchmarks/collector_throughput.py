@@ -20,13 +20,16 @@ Why ``torch.set_num_threads(1)``: the collect forward is an MLP on a batch of ``
 each op takes a few microseconds, far below what an intra-op thread pool can split profitably, so extra threads can
 only add wake-up and synchronisation cost, and on a 2-core machine they compete with the Python thread that steps the
 envs (and with the learner in a real run). The script measures the collector with torch's default thread count too,
-interleaved with the 1-thread runs, and prints both: on the 2-core reference VM the two are within run-to-run noise
-(the pool hardly engages at batch 8), i.e. one thread costs nothing here and keeps the second core free.
+interleaved with the 1-thread runs, and prints both. On the 2-core reference VM, idle, the two are within run-to-run
+noise (the pool hardly engages at batch 8); with one other busy process on the machine, the 2-thread collector fell to
+roughly 55-70 % of the 1-thread one (the pool waits for a worker thread that is not scheduled). One thread was never
+measurably slower.
 
 Run from the repository root: ``python benchmarks/collector_throughput.py``. Prints a table and writes
 ``benchmarks/results/collector_throughput.json``. Takes about 50 s with the defaults (much of the time beyond the
-measured seconds is the 'subprocess' row's start-up: every spawned env process re-imports this script, torch included). Other processes on the
-machine skew the numbers: the load average before and after is recorded, with a warning when it is high.
+measured seconds is the 'subprocess' row's start-up: every spawned env process re-imports this script, torch
+included). Other processes on the machine skew the numbers: the CPU share they took during the measured rows (from
+/proc/stat) is printed and recorded, with a warning when it is high.
 """
 import argparse
 import contextlib
@@ -326,6 +329,35 @@ def machine_info() -> Dict[str, Any]:
     }
 
 
+class MachineUse:
+    """CPU time the whole machine spent (from /proc/stat) beside this process's own, over a stretch of wall time:
+    what other processes took, and what the hypervisor stole. Empty where /proc/stat is missing."""
+
+    def __init__(self) -> None:
+        self.start = self._read()
+
+    @staticmethod
+    def _read() -> Optional[Tuple[float, float, float, float]]:
+        try:
+            with open("/proc/stat") as f:
+                fields = [int(x) for x in f.readline().split()[1:9]]
+        except (OSError, ValueError):
+            return None
+        tick = os.sysconf("SC_CLK_TCK")
+        user, nice, system, idle, iowait, irq, softirq, steal = fields
+        busy = (user + nice + system + irq + softirq) / tick
+        return busy, steal / tick, time.process_time(), time.perf_counter()
+
+    def stop(self) -> Dict[str, float]:
+        end = self._read()
+        if self.start is None or end is None:
+            return {}
+        busy, steal, own, wall = (b - a for a, b in zip(self.start, end))
+        capacity = wall * len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else wall * os.cpu_count()
+        return {"other_processes_cpu_share": max(0.0, busy - own) / capacity, "steal_share": steal / capacity,
+                "wall_s": wall}
+
+
 def summarise(runs: List[Dict[str, float]]) -> Dict[str, Any]:
     rates = [r["steps_per_s"] for r in runs]
     return {"median_steps_per_s": statistics.median(rates), "min_steps_per_s": min(rates),
@@ -359,6 +391,7 @@ def main() -> None:
             "collector": (collect.chunk, 1, seconds),
             "collector_default_threads": (collect.chunk, default_threads, max(1.0, seconds / 2))}
     runs: Dict[str, List[Dict[str, float]]] = {k: [] for k in rows}
+    use = MachineUse()
     for name, (chunk, threads, _) in rows.items():
         with torch_threads(threads):
             warm_up(chunk, warm)
@@ -369,6 +402,7 @@ def main() -> None:
     single.close(), vector.close(), collect.close()
     # read before the 'subprocess' row, whose spawned env processes would raise it themselves
     load_after = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    machine_use = use.stop()
 
     subprocess: Optional[Dict[str, Any]] = None
     if not args.no_subprocess:
@@ -387,7 +421,8 @@ def main() -> None:
         "setup": {"env_id": ENV_ID, "envs": envs, "policy": "impala", "model": "VAC encoder [64, 64]",
                   "unroll_len": UNROLL_LEN, "n_sample": n_sample, "seconds": seconds, "repeats": args.repeats,
                   "torch_threads": 1, "torch_default_threads": default_threads, "policy_config": config_source},
-        "machine": dict(machine_info(), loadavg_1min_before=load_before, loadavg_1min_after=load_after),
+        "machine": dict(machine_info(), loadavg_1min_before=load_before, loadavg_1min_after=load_after,
+                        during_measured_rows=machine_use),
         "rows": {
             "gym_single_env": summarise(runs["single"]),
             "gym_sync_vector_env": summarise(runs["vector"]),
@@ -409,14 +444,15 @@ def main() -> None:
     print(f"{ENV_ID}, {envs} envs, IMPALA collect policy (unroll_len {UNROLL_LEN}, n_sample {n_sample}); "
           f"{m['cpu_model']}, {m['cpus_usable']} CPUs; torch {m['torch']}, gymnasium {m['gymnasium']}")
     print(f"policy config: {config_source}")
-    # the 1-min load average counts this process too (about 1.0 after the measured rows)
-    others = [x for x in (m["loadavg_1min_before"], None if m["loadavg_1min_after"] is None
-                          else m["loadavg_1min_after"] - 1.0) if x is not None]
-    m["contended"] = bool(others) and max(others) > 0.5
+    # other processes' CPU time and the hypervisor's steal during rows 1-3 (the 'subprocess' row comes after)
+    other = machine_use.get("other_processes_cpu_share", 0.0)
+    steal = machine_use.get("steal_share", 0.0)
+    m["contended"] = other > 0.1 or steal > 0.05
+    print(f"during the measured rows, other processes used {100 * other:.0f} % of the machine's CPU time and the "
+          f"hypervisor stole {100 * steal:.0f} %")
     if m["contended"]:
-        print(f"WARNING: 1-min load average {m['loadavg_1min_before']:.2f} before, {m['loadavg_1min_after']:.2f} "
-              f"after the measured rows (this process included) on {m['cpus_usable']} CPUs: other processes are "
-              f"competing, the numbers below are pessimistic and noisy")
+        print("WARNING: the machine was shared: the numbers below may be pessimistic and noisy; re-run when it is idle "
+              "(on a VM, a busy host can slow every row without showing here)")
     vec_rate = results["rows"]["gym_sync_vector_env"]["median_steps_per_s"]
     print(f"\n{'row':<46}{'env steps/s':>13}{'min':>10}{'max':>10}{'us/vec step':>13}{'vs raw vec':>11}"
           f"{'steps/cpu-s':>13}")
@@ -441,7 +477,8 @@ def main() -> None:
         print(f"  ('subprocess': one run of {subprocess['seconds']:.1f} s; start-up of {envs} spawned envs "
               f"{subprocess['startup_s']:.2f} s, not counted; it includes every child re-importing this script, "
               f"hence torch, as spawn does with any main script)")
-    print("  (steps/cpu-s: per second of this process's CPU time, the better number when the machine is busy)")
+    print("  (steps/cpu-s: per second of this process's CPU time: leaves out waiting for a CPU, not the slowdown of "
+          "sharing cores and caches)")
     print(f"  (medians of {args.repeats} runs of >= {seconds:g} s, rows interleaved; default-threads row: runs of "
           f">= {rows['collector_default_threads'][2]:g} s)")
 

@@ -174,13 +174,14 @@ def acer_retrace_targets(
         if T == 0:
             return out
         base = rewards + bootstrap
-        q_ret = base[-1]
-        out[-1] = q_ret
+        out[-1] = base[-1]
+        # Everything but the recursion itself, vectorised: carry_t = c_{t+1} Q_ret_{t+1} + offset_t.
+        c_next = trace_coefs[1:]
+        offset = values[1:] - c_next * q_taken[1:]
+        cut = discounts[:-1] == 0  # where nothing after step t may reach it (even a NaN)
         for t in range(T - 2, -1, -1):
-            carry = trace_coefs[t + 1] * (q_ret - q_taken[t + 1]) + values[t + 1]
-            cont = discounts[t]
-            q_ret = base[t] + torch.where(cont == 0, torch.zeros_like(carry), cont * carry)
-            out[t] = q_ret
+            carry = torch.addcmul(offset[t], c_next[t], out[t + 1])
+            torch.add(base[t], (discounts[t] * carry).masked_fill_(cut[t], 0.0), out=out[t])
     return out.detach()
 
 
