@@ -29,6 +29,7 @@ from ding_lite.torch_utils import GradClipper, greedy_action, make_optimizer, sa
 from ding_lite.utils import POLICY_REGISTRY, ConfigError, UserError
 
 from .base_policy import Policy
+from .checks import check_optimizer, check_positive
 
 Tensors = Dict[str, torch.Tensor]
 
@@ -93,23 +94,13 @@ class ACERPolicy(Policy):
         if cfg.action_space not in ("auto", "discrete", "continuous"):
             raise ConfigError(f"{path}.action_space='{cfg.action_space}': ACER supports 'discrete' and 'continuous' "
                               f"action spaces (or 'auto')")
-        for key in ("learning_rate_actor", "learning_rate_critic", "c_clip_ratio", "trust_region_value"):
-            if learn[key] <= 0:
-                raise ConfigError(f"{path}.learn.{key}={learn[key]}: must be positive")
+        check_positive(learn, ("learning_rate_actor", "learning_rate_critic", "c_clip_ratio", "trust_region_value"),
+                       f"{path}.learn")
         if learn.entropy_weight < 0:
             raise ConfigError(f"{path}.learn.entropy_weight={learn.entropy_weight}: must be >= 0")
         if not 0 < learn.target_theta <= 1:
             raise ConfigError(f"{path}.learn.target_theta={learn.target_theta}: must be in (0, 1]")
-        if learn.optim not in ("adam", "rmsprop"):
-            raise ConfigError(f"{path}.learn.optim='{learn.optim}': must be 'adam' or 'rmsprop'")
-        if learn.grad_clip_type not in (None, "clip_norm", "clip_value"):
-            raise ConfigError(f"{path}.learn.grad_clip_type='{learn.grad_clip_type}': must be None, 'clip_norm' or "
-                              f"'clip_value'")
-        if learn.grad_clip_type is not None and (isinstance(learn.clip_value, bool) or
-                                                 not isinstance(learn.clip_value, (int, float)) or
-                                                 learn.clip_value <= 0):
-            raise ConfigError(f"{path}.learn.clip_value={learn.clip_value!r}: must be a positive number when "
-                              f"grad_clip_type='{learn.grad_clip_type}'")
+        check_optimizer(learn, f"{path}.learn")
 
     def default_model(self) -> Tuple[str, List[str]]:
         return "acer", ["ding_lite.model.acer"]

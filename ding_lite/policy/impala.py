@@ -9,6 +9,7 @@ from ding_lite.torch_utils import GradClipper, greedy_action, make_dist, make_op
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
 from .base_policy import Policy
+from .checks import check_optimizer, check_positive
 
 
 @POLICY_REGISTRY.register("impala")
@@ -54,14 +55,9 @@ class IMPALAPolicy(Policy):
     def check_config(cls, cfg: EasyDict, path: str) -> None:
         super().check_config(cfg, path)
         learn = cfg.learn
-        if learn.optim not in ("adam", "rmsprop"):
-            raise ConfigError(f"{path}.learn.optim='{learn.optim}': must be 'adam' or 'rmsprop'")
-        if learn.grad_clip_type not in (None, "clip_norm", "clip_value"):
-            raise ConfigError(f"{path}.learn.grad_clip_type='{learn.grad_clip_type}': must be None, 'clip_norm' or "
-                              f"'clip_value'")
-        for key in ("learning_rate", "rho_clip_ratio", "c_clip_ratio", "rho_pg_clip_ratio", "clip_value"):
-            if learn[key] <= 0:
-                raise ConfigError(f"{path}.learn.{key}={learn[key]}: must be positive")
+        check_optimizer(learn, f"{path}.learn")
+        check_positive(learn, ("learning_rate", "rho_clip_ratio", "c_clip_ratio", "rho_pg_clip_ratio", "clip_value"),
+                       f"{path}.learn")
         if not 0 <= learn.lambda_ <= 1:
             raise ConfigError(f"{path}.learn.lambda_={learn.lambda_}: must be in [0, 1]")
 

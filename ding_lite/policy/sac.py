@@ -17,6 +17,7 @@ from ding_lite.torch_utils import make_optimizer, tree_map
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
 from .base_policy import Policy
+from .checks import check_positive
 
 
 @POLICY_REGISTRY.register("sac")
@@ -68,9 +69,8 @@ class SACPolicy(Policy):
     def check_config(cls, cfg: EasyDict, path: str) -> None:
         super().check_config(cfg, path)
         learn = cfg.learn
-        for key in ("learning_rate_q", "learning_rate_policy", "learning_rate_alpha", "alpha"):
-            if learn[key] <= 0:
-                raise ConfigError(f"{path}.learn.{key}={learn[key]}: must be positive")
+        check_positive(learn, ("learning_rate_q", "learning_rate_policy", "learning_rate_alpha", "alpha"),
+                       f"{path}.learn")
         if not 0 < learn.target_theta <= 1:
             raise ConfigError(f"{path}.learn.target_theta={learn.target_theta}: must be in (0, 1]")
         if learn.target_update_period < 1:

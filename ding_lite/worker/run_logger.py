@@ -4,7 +4,7 @@ import logging
 import os
 import sys
 import time
-from typing import Dict, Optional
+from typing import Dict
 
 from tensorboardX import SummaryWriter
 
