@@ -2,7 +2,7 @@
 updates per second, next to IMPALA's figures.
 
 Each seed runs as its own `ding_lite` process, one after another, timed exactly as in
-benchmarks/impala_cartpole_learning.py (whose ``run_seed`` this script reuses). The learner speed is measured in this
+benchmarks/impala_cartpole_learning.py (whose ``run_seeds``, ``summarise`` and ``print_table`` this script reuses). The learner speed is measured in this
 process: the shipped config's policy trains on batches sampled from a buffer filled by its own collector, one torch
 thread, as in a run. Prints a table and writes benchmarks/results/acer_cartpole_learning.json.
 
@@ -12,9 +12,7 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import sys
-import tempfile
 import time
 
 import torch
@@ -28,11 +26,6 @@ import impala_cartpole_learning as impala_bench  # noqa: E402
 CONFIG = os.path.join(ROOT, "dizoo_configs", "cartpole_acer.py")
 IMPALA_CONFIG = impala_bench.CONFIG
 IMPALA_RESULTS = os.path.join(ROOT, "benchmarks", "results", "impala_cartpole_learning.json")
-
-
-def run_seed(seed: int, max_env_step: int, workdir: str, config: str = CONFIG) -> dict:
-    """One seed of ``config`` in its own process (impala_cartpole_learning's ``run_seed``)."""
-    return impala_bench.run_seed(seed, max_env_step, workdir, config)
 
 
 def learner_updates_per_s(config: str, n_updates: int, seed: int = 0) -> dict:
@@ -62,38 +55,21 @@ def learner_updates_per_s(config: str, n_updates: int, seed: int = 0) -> dict:
             "config": os.path.relpath(config, ROOT)}
 
 
-def summarise(rows: list) -> dict:
-    reached = [r for r in rows if r["reached"]]
-    return {
-        "seeds_reached": f"{len(reached)}/{len(rows)}",
-        "median_env_steps_to_475": statistics.median(r["env_steps_to_475"] for r in reached) if reached else None,
-        "median_process_wall_s": statistics.median(r["process_wall_s"] for r in reached) if reached else None,
-        "median_run_wall_s_to_475": statistics.median(r["run_wall_s_to_475"] for r in reached) if reached else None,
-    }
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--max-env-step", type=int, default=150_000)
     parser.add_argument("--updates", type=int, default=500, help="learner updates timed per config")
     args = parser.parse_args()
-    rows = []
-    with tempfile.TemporaryDirectory() as workdir:
-        for seed in args.seeds:
-            rows.append(run_seed(seed, args.max_env_step, workdir))
-            print(rows[-1], flush=True)
-    summary = summarise(rows)
+    rows = impala_bench.run_seeds(args.seeds, args.max_env_step, CONFIG)
+    summary = impala_bench.summarise(rows)
     speed = {"acer": learner_updates_per_s(CONFIG, args.updates),
              "impala": learner_updates_per_s(IMPALA_CONFIG, args.updates)}
     impala = None
     if os.path.exists(IMPALA_RESULTS):
         with open(IMPALA_RESULTS) as f:
             impala = json.load(f)["summary"]
-    print(f"\n{'seed':>4} {'env steps to 475':>17} {'run s to 475':>13} {'process s':>10} {'stop':>12}")
-    for r in rows:
-        print(f"{r['seed']:>4} {str(r['env_steps_to_475']):>17} {str(r['run_wall_s_to_475']):>13} "
-              f"{r['process_wall_s']:>10} {r['stop_reason']:>12}")
+    impala_bench.print_table(rows)
     print(f"ACER median: {summary['median_env_steps_to_475']} env steps, {summary['median_run_wall_s_to_475']} s "
           f"run time, {summary['median_process_wall_s']} s from process start ({summary['seeds_reached']} seeds "
           f"reached 475)")

@@ -45,27 +45,44 @@ def run_seed(seed: int, max_env_step: int, workdir: str, config: str = CONFIG) -
     }
 
 
+def run_seeds(seeds, max_env_step: int, config: str = CONFIG) -> list:
+    """``run_seed`` for each seed, one after another, in a temporary working directory."""
+    rows = []
+    with tempfile.TemporaryDirectory() as workdir:
+        for seed in seeds:
+            rows.append(run_seed(seed, max_env_step, workdir, config))
+            print(rows[-1], flush=True)
+    return rows
+
+
+def summarise(rows: list) -> dict:
+    """Medians over the seeds that reached 475, and how many did."""
+    reached = [r for r in rows if r["reached"]]
+
+    def median(key):
+        return statistics.median(r[key] for r in reached) if reached else None
+
+    return {"seeds_reached": f"{len(reached)}/{len(rows)}",
+            "median_env_steps_to_475": median("env_steps_to_475"),
+            "median_process_wall_s": median("process_wall_s"),
+            "median_run_wall_s_to_475": median("run_wall_s_to_475")}
+
+
+def print_table(rows: list) -> None:
+    print(f"\n{'seed':>4} {'env steps to 475':>17} {'run s to 475':>13} {'process s':>10} {'stop':>12}")
+    for r in rows:
+        print(f"{r['seed']:>4} {str(r['env_steps_to_475']):>17} {str(r['run_wall_s_to_475']):>13} "
+              f"{r['process_wall_s']:>10} {r['stop_reason']:>12}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--max-env-step", type=int, default=150_000)
     args = parser.parse_args()
-    rows = []
-    with tempfile.TemporaryDirectory() as workdir:
-        for seed in args.seeds:
-            rows.append(run_seed(seed, args.max_env_step, workdir))
-            print(rows[-1], flush=True)
-    reached = [r for r in rows if r["reached"]]
-    summary = {
-        "seeds_reached": f"{len(reached)}/{len(rows)}",
-        "median_env_steps_to_475": statistics.median(r["env_steps_to_475"] for r in reached) if reached else None,
-        "median_process_wall_s": statistics.median(r["process_wall_s"] for r in reached) if reached else None,
-        "median_run_wall_s_to_475": statistics.median(r["run_wall_s_to_475"] for r in reached) if reached else None,
-    }
-    print(f"\n{'seed':>4} {'env steps to 475':>17} {'run s to 475':>13} {'process s':>10} {'stop':>12}")
-    for r in rows:
-        print(f"{r['seed']:>4} {str(r['env_steps_to_475']):>17} {str(r['run_wall_s_to_475']):>13} "
-              f"{r['process_wall_s']:>10} {r['stop_reason']:>12}")
+    rows = run_seeds(args.seeds, args.max_env_step)
+    summary = summarise(rows)
+    print_table(rows)
     print(f"median: {summary['median_env_steps_to_475']} env steps, {summary['median_process_wall_s']} s from "
           f"process start ({summary['seeds_reached']} seeds reached 475)")
     out = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
