@@ -5,21 +5,19 @@ from typing import Any, Dict, List, Optional
 
 import torch
 
-from ding_lite.config import save_config_py
 from ding_lite.policy import Policy
-from ding_lite.utils import get_rng_state, set_rng_state, set_seed
-from ding_lite.utils.file_io import atomic_write_json
-from ding_lite.worker import (Evaluator, Learner, RunLogger, SampleCollector, Throughput, load_checkpoint,
-                              save_checkpoint)
+from ding_lite.utils import set_seed
+from ding_lite.worker import Evaluator, Learner, SampleCollector, Throughput
 
 from .build import ConfigInput, build, build_buffer, compile_input, prepare_run_dir, run_dir_name
+from .run_base import NORMAL_STOPS, RunBase
 
 
-class _Run:
-    """State of one serial run: the components, counters, and what it writes to its run directory."""
+class _Run(RunBase):
+    """One serial run: the components in this process, and what it writes to its run directory."""
 
     def __init__(self, cfg, seed: int, run_dir: str, model, resume: bool, quiet: bool) -> None:
-        self.cfg, self.run_dir, self.seed = cfg, run_dir, seed
+        super().__init__(cfg, seed, run_dir)
         set_seed(seed)
         parts = build(cfg, seed, model)
         self.policy: Policy = parts.policy
@@ -28,79 +26,39 @@ class _Run:
                                    cfg.policy.eval.evaluator.eval_freq)
         self.buffer = build_buffer(cfg, seed)
         self.learner = Learner(self.policy.learn_mode)
-        self.best_return, self.last_return = -math.inf, None
-        wall_offset = 0.0
-        if resume:
-            wall_offset = self._restore(os.path.join(run_dir, "ckpt", "ckpt_last.pth.tar"))
-        else:
-            os.makedirs(os.path.join(run_dir, "ckpt"))
-            save_config_py(cfg, os.path.join(run_dir, "total_config.py"))
-        self.logger = RunLogger(run_dir, os.path.basename(run_dir), quiet, wall_offset)
+        self.open(resume, quiet)
+        if resume:  # env states are not checkpointed: new episodes, seeded apart from the ones already played
+            self.collector.reset(seed=self.seed + self.collector.envstep)
 
-    # ---- checkpoints ---------------------------------------------------------------------------------------------
-    def _state(self) -> Dict[str, Any]:
-        return {
-            "policy": self.policy.learn_mode.state_dict(),
-            "counters": {
-                "train_iter": self.learner.train_iter,
-                "env_step": self.collector.envstep,
-                "last_eval_iter": -1 if self.evaluator.last_eval_iter is None else self.evaluator.last_eval_iter,
-                "best_return": self.best_return,
-                "last_return": math.nan if self.last_return is None else self.last_return,
-                "wall_time": self.logger.wall_time,
-            },
-            "rng": get_rng_state(),
-        }
+    @property
+    def env_step(self) -> int:
+        return self.collector.envstep
 
-    def save(self, name: str) -> None:
-        save_checkpoint(self._state(), os.path.join(self.run_dir, "ckpt", name))
+    @env_step.setter
+    def env_step(self, value: int) -> None:
+        self.collector.envstep = value
 
-    def _restore(self, path: str) -> float:
-        state = load_checkpoint(path)
-        self.policy.learn_mode.load_state_dict(state["policy"])
-        counters = state["counters"]
-        self.learner.train_iter = int(counters["train_iter"])
-        self.collector.envstep = int(counters["env_step"])
-        self.evaluator.last_eval_iter = None if counters["last_eval_iter"] < 0 else int(counters["last_eval_iter"])
-        self.best_return = float(counters["best_return"])
-        self.last_return = None if math.isnan(counters["last_return"]) else float(counters["last_return"])
-        set_rng_state(state["rng"])
-        # Env states are not checkpointed: start new episodes, seeded apart from the ones already played.
-        self.collector.reset(seed=self.seed + self.collector.envstep)
-        return float(counters["wall_time"])
+    @property
+    def last_eval_iter(self) -> Optional[int]:
+        return self.evaluator.last_eval_iter
+
+    @last_eval_iter.setter
+    def last_eval_iter(self, value: Optional[int]) -> None:
+        self.evaluator.last_eval_iter = value
 
     # ---- the loop ------------------------------------------------------------------------------------------------
     def evaluate(self) -> bool:
         """Evaluate, log, keep the best checkpoint; True when the stop value is reached."""
-        result = self.evaluator.eval(self.learner.train_iter)
-        self.last_return = result["return_mean"]
-        self.logger.eval_row(self.learner.train_iter, self.collector.envstep, result)
-        self.logger.info(f"eval @ env_step {self.collector.envstep}: return {result['return_mean']:.2f} "
-                         f"+- {result['return_std']:.2f} over {result['episodes']} episodes")
-        if result["return_mean"] > self.best_return:
-            self.best_return = result["return_mean"]
-            self.save("ckpt_best.pth.tar")
-        stop_value = self.cfg.env.stop_value
-        return stop_value is not None and result["return_mean"] >= stop_value
+        return self.record_eval(self.learner.train_iter, self.env_step, self.evaluator.eval(self.learner.train_iter))
 
     def progress(self, throughput: Throughput) -> None:
         speed = throughput(self.collector.envstep, self.learner.train_iter)
         means = self.learner.pop_means() or {}
         self.logger.scalars("learner", means, self.learner.train_iter)
         self.logger.scalars("speed", speed, self.collector.envstep)
-        eval_text = "-" if self.last_return is None else f"{self.last_return:.1f} (best {self.best_return:.1f})"
         self.logger.info(f"env_step {self.collector.envstep:,} | train_iter {self.learner.train_iter:,} | "
                          f"{speed['env_step_per_s']:,.0f} env steps/s | {speed['train_iter_per_s']:,.1f} it/s | "
-                         f"eval {eval_text} | {self.logger.wall_time:.1f} s")
-
-    def log_episodes(self) -> None:
-        episodes = self.collector.episodes.pop_finished()
-        if episodes:
-            returns = [e["return"] for e in episodes]
-            lengths = [e["length"] for e in episodes]
-            self.logger.scalars("collector", {"episode_return": sum(returns) / len(returns),
-                                              "episode_length": sum(lengths) / len(lengths)},
-                                self.collector.envstep)
+                         f"eval {self.eval_text()} | {self.logger.wall_time:.1f} s")
 
     def train(self, max_env_step: Optional[int], max_train_iter: Optional[int]) -> str:
         learn, hook = self.cfg.policy.learn, self.cfg.policy.learn.learner.hook
@@ -128,7 +86,7 @@ class _Run:
                     self.save(f"iteration_{it}.pth.tar")
                 if max_train_iter is not None and it >= max_train_iter:
                     break
-            self.log_episodes()
+            self.log_episodes(self.collector.episodes.pop_finished(), self.env_step)
 
     def warm_up(self) -> None:
         """Fill the buffer with ``policy.random_collect_size`` env steps of uniformly random actions (policies that
@@ -144,24 +102,9 @@ class _Run:
 
     def finish(self, stop_reason: str) -> Dict[str, Any]:
         """Final evaluation (on a normal stop), ckpt_last and result.json."""
-        normal = stop_reason in ("stop_value", "max_env_step", "max_train_iter")
-        if normal and self.evaluator.last_eval_iter != self.learner.train_iter:
+        if stop_reason in NORMAL_STOPS and self.evaluator.last_eval_iter != self.learner.train_iter:
             self.evaluate()
-        if self.cfg.policy.learn.learner.hook.save_ckpt_after_run:
-            self.save("ckpt_last.pth.tar")
-        result = {
-            "stop_reason": stop_reason,
-            "env_step": self.collector.envstep,
-            "train_iter": self.learner.train_iter,
-            "best_return": None if math.isinf(self.best_return) else self.best_return,
-            "final_return": self.last_return,
-            "wall_time": round(self.logger.wall_time, 3),
-        }
-        atomic_write_json(result, os.path.join(self.run_dir, "result.json"))
-        self.logger.info(f"stopped ({stop_reason}) at env_step {result['env_step']:,}, train_iter "
-                         f"{result['train_iter']:,}: final return {result['final_return']}, best "
-                         f"{result['best_return']}, {result['wall_time']:.1f} s")
-        return result
+        return self.write_result(stop_reason)
 
     def close(self) -> None:
         self.collector.close()
