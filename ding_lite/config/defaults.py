@@ -7,7 +7,8 @@ Each component lives at one section of the compiled config, found in its registr
     env.manager                  ENV_MANAGER_REGISTRY (default type 'base')
     policy.other.replay_buffer   BUFFER_REGISTRY      (default type 'columnar')
 
-and the workers at policy.collect.collector, policy.eval.evaluator and policy.learn.learner. The tree built here is both
+and the workers at policy.collect.collector, policy.eval.evaluator and policy.learn.learner; the parallel
+pipeline's settings at parallel. The tree built here is both
 the base the user's config is merged onto and the schema it is validated against.
 """
 import importlib
@@ -145,6 +146,7 @@ def build_defaults(types: Dict[str, Tuple[Optional[str], List[str]]], user_polic
     import_builtins()
     for _, import_names in types.values():
         import_modules(import_names)
+    from ding_lite.parallel.config import ParallelConfig
     from ding_lite.worker import Evaluator, Learner, SampleCollector
 
     policy_type = types["policy"][0]
@@ -195,6 +197,7 @@ def build_defaults(types: Dict[str, Tuple[Optional[str], List[str]]], user_polic
                       (Learner, "policy.learn.learner")):
         _add_component(out, cls, path, None)
     _add_component(out, BUFFER_REGISTRY.get(types["buffer"][0]), "buffer", types)
+    _add_component(out, ParallelConfig, "parallel", None)  # top-level section of -m parallel
     return out
 
 

@@ -1,5 +1,8 @@
 """Turning a compiled config into live components: envs, the policy (with env-derived model shapes), the buffer."""
+import contextlib
 import os
+import signal
+import threading
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple, Union
 
@@ -8,7 +11,7 @@ import torch
 from easydict import EasyDict
 
 from ding_lite.config import compile_config
-from ding_lite.envs import EnvSpec, make_vector_env
+from ding_lite.envs import EnvSpec, env_factory, make_vector_env
 from ding_lite.policy import Policy
 from ding_lite.utils import BUFFER_REGISTRY, POLICY_REGISTRY, ConfigError, UserError
 
@@ -93,3 +96,32 @@ def compile_input(input_cfg: ConfigInput, seed: Optional[int], overrides=None, e
     cfg = compile_config(input_cfg, overrides=overrides, seed=seed, exp_name=exp_name)
     torch.set_num_threads(cfg.torch_threads)
     return cfg
+
+
+def probe_env_spec(cfg: EasyDict, seed: int) -> EnvSpec:
+    """Make one env of ``cfg.env`` to read its spaces, fill the env-derived config values, and close it."""
+    env = env_factory(cfg.env)()
+    try:
+        env.reset(seed=seed)
+        spec = EnvSpec.from_spaces(env.observation_space, env.action_space)
+    finally:
+        env.close()
+    resolve_env_spaces(cfg, spec)
+    return spec
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """Within the block, SIGTERM (from ``kill``, a job scheduler, ...) stops the run as Ctrl-C does: cleanly."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum, frame):
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+    previous = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,59 @@
+"""The ``parallel`` config section: how many collectors, how often weights flow, how stale a sample may be."""
+import os
+
+from easydict import EasyDict
+
+from ding_lite.utils import Configurable, ConfigError
+
+INF = float("inf")
+BACKENDS = ("local", "ray")
+
+
+class ParallelConfig(Configurable):
+    """Settings of ``-m parallel`` (top-level section ``parallel``); the serial pipeline ignores them."""
+
+    config = dict(
+        # (int) Collector processes (Ray actors with backend 'ray'); None: CPU cores - 1, at least 1.
+        collector_num=None,
+        # (int) The learner publishes its weights (a new version) every this many train iterations.
+        weight_sync_freq=1,
+        # (int or inf) Samples collected with weights more than this many versions older than the learner's are
+        # dropped on arrival (the buffer's own max_staleness, in train iterations, still applies after that).
+        max_staleness=INF,
+        # (int) Sample batches (of policy.collect.n_sample) a collector may have sent that the learner has not yet taken
+        # for training; a collector this far ahead waits (backpressure), which bounds the policy lag.
+        queue_size=2,
+        # (int) Times a crashed worker (collector or evaluator) is restarted before the run fails.
+        max_restarts=10,
+        # (str) 'local': spawned processes on this machine. 'ray': Ray actors (needs the extra: pip install
+        # ding_lite[ray]), on a local Ray instance or the cluster at ray_address.
+        backend="local",
+        # (str) Address of a running Ray cluster for ray.init (e.g. '10.0.0.1:6379' or 'auto'); None starts a local
+        # Ray instance for this run.
+        ray_address=None,
+    )
+
+    @classmethod
+    def check_config(cls, cfg: EasyDict, path: str) -> None:
+        n = cfg.collector_num
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise ConfigError(f"{path}.collector_num={n!r}: must be an int >= 1, or None for CPU cores - 1")
+        for key in ("weight_sync_freq", "queue_size"):
+            value = cfg[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{path}.{key}={value!r}: must be an int >= 1")
+        stale = cfg.max_staleness
+        if isinstance(stale, bool) or not isinstance(stale, (int, float)) or not stale >= 0:
+            raise ConfigError(f"{path}.max_staleness={stale!r}: must be >= 0 (weight versions) or float('inf')")
+        if isinstance(cfg.max_restarts, bool) or not isinstance(cfg.max_restarts, int) or cfg.max_restarts < 0:
+            raise ConfigError(f"{path}.max_restarts={cfg.max_restarts!r}: must be an int >= 0")
+        if cfg.backend not in BACKENDS:
+            raise ConfigError(f"{path}.backend={cfg.backend!r}: must be one of {', '.join(map(repr, BACKENDS))}")
+        if cfg.ray_address is not None and not isinstance(cfg.ray_address, str):
+            raise ConfigError(f"{path}.ray_address={cfg.ray_address!r}: must be an address string such as "
+                              f"'10.0.0.1:6379' or 'auto', or None for a local Ray instance")
+
+
+def default_collector_num() -> int:
+    """CPU cores minus one for the learner, at least one."""
+    return max(1, (os.cpu_count() or 1) - 1)

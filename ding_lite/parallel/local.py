@@ -1,0 +1,205 @@
+"""The one-machine transport: spawned worker processes, weights in shared memory, one pipe per worker.
+
+Each worker sends whole batches through its own pipe (one pickle per batch of ``n_sample`` samples, NumPy arrays in
+one buffer each; never a pickle per transition). Flow control is by credit: the learner counts the messages it has
+read in a shared counter, and a worker with ``queue_size`` messages unread waits before sending another. Weights come
+back through ``SharedWeights`` (shared memory, sequence lock), so a worker picks up a new version with one memory
+copy and never waits for it.
+
+A worker that dies in the middle of a message cannot hang the learner: the learner closes its copy of each pipe's
+write end, so a dead writer reads as end-of-file.
+"""
+import multiprocessing
+import signal
+import time
+import traceback
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch.multiprocessing
+
+from .roles import ROLES, State, WorkerSpec
+from .weights import SharedWeights
+
+WorkerKey = Tuple[str, int]  # (role, rank)
+PARENT_CHECK_S = 0.5  # how often a worker checks that the learner process is still alive
+SEND_WAIT_S = 0.0005
+
+
+class LocalEndpoint:
+    """A worker's end: the shared weights of its role, its pipe, the credit counter and the stop flag."""
+
+    def __init__(self, weights: SharedWeights, conn, consumed, stop, queue_size: int) -> None:
+        self.weights, self.conn, self.consumed, self.stop = weights, conn, consumed, stop
+        self.queue_size = queue_size
+        self._sent = 0
+        self._seen = -1
+        self._next_parent_check = 0.0
+        self._parent_gone = False
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        state.update(_sent=0, _seen=-1, _next_parent_check=0.0, _parent_gone=False)
+        return state
+
+    def stopping(self) -> bool:
+        if self.stop.value or self._parent_gone:
+            return True
+        now = time.monotonic()
+        if now >= self._next_parent_check:
+            self._next_parent_check = now + PARENT_CHECK_S
+            parent = multiprocessing.parent_process()
+            self._parent_gone = parent is not None and not parent.is_alive()
+        return self._parent_gone
+
+    def poll_weights(self) -> Optional[Tuple[int, State]]:
+        got = self.weights.read_if_newer(self._seen)
+        if got is not None:
+            self._seen = got[0]
+        return got
+
+    def send(self, message: Dict[str, Any]) -> bool:
+        while self._sent - self.consumed.value >= self.queue_size:
+            if self.stopping():
+                return False
+            time.sleep(SEND_WAIT_S)
+        self.conn.send(message)
+        self._sent += 1
+        return True
+
+    def send_error(self, message: Dict[str, Any]) -> None:
+        """Best effort, outside flow control: the worker is about to exit."""
+        try:
+            self.conn.send(message)
+        except Exception:  # the learner may be gone; the exit code still tells
+            pass
+
+
+def _process_main(endpoint: LocalEndpoint, spec: WorkerSpec) -> None:
+    """Entry point of a spawned worker: run its role; on an error, tell the learner, then exit with it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the learner, which stops every worker
+    try:
+        ROLES[spec.role](endpoint, spec)
+    except BaseException as err:
+        endpoint.send_error({"kind": "error", "role": spec.role, "rank": spec.rank,
+                             "error": f"{type(err).__name__}: {err}", "traceback": traceback.format_exc()})
+        raise
+    finally:
+        endpoint.conn.close()
+
+
+class _Worker:
+    def __init__(self, process, reader, consumed) -> None:
+        self.process, self.reader, self.consumed = process, reader, consumed
+        self.broken: Optional[str] = None  # why its pipe stopped working
+        self.error: Optional[str] = None  # the error it reported
+
+    def exit_reason(self) -> str:
+        if self.error:
+            return self.error
+        code = self.process.exitcode
+        if code is not None and code < 0:
+            try:
+                return f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
+        return self.broken or f"exited with code {code}"
+
+
+class LocalBackend:
+    """Starts, feeds, watches and stops the worker processes of one parallel run on this machine."""
+
+    name = "local"
+
+    def __init__(self, queue_size: int, template: State) -> None:
+        self._ctx = torch.multiprocessing.get_context("spawn")
+        self._stop = self._ctx.RawValue("b", 0)
+        self._weights = {role: SharedWeights(template, self._ctx) for role in ROLES}
+        self._queue_size = queue_size
+        self._workers: Dict[WorkerKey, _Worker] = {}
+
+    # ---- the learner's side of the transport --------------------------------------------------------------------
+    def start(self, spec: WorkerSpec) -> int:
+        """Start (or restart) the worker ``(spec.role, spec.rank)``; returns its pid."""
+        key = (spec.role, spec.rank)
+        old = self._workers.pop(key, None)
+        if old is not None:
+            _stop_process(old.process, 0.0)
+            old.reader.close()
+        reader, writer = self._ctx.Pipe(duplex=False)
+        consumed = self._ctx.RawValue("q", 0)
+        endpoint = LocalEndpoint(self._weights[spec.role], writer, consumed, self._stop, self._queue_size)
+        process = self._ctx.Process(target=_process_main, args=(endpoint, spec), name=f"ding_lite-{spec.role}-{spec.rank}")
+        process.start()
+        writer.close()  # only the worker writes; a dead worker then reads as EOF instead of a hang
+        self._workers[key] = _Worker(process, reader, consumed)
+        return process.pid
+
+    def publish(self, version: int, state: State) -> None:
+        """New collector weights; collectors pick them up at their next env step."""
+        self._weights["collector"].write(version, state)
+
+    def request_eval(self, train_iter: int, state: State) -> None:
+        """Weights for the evaluator to score (it reports ``train_iter`` with the result)."""
+        self._weights["evaluator"].write(train_iter, state)
+
+    def poll(self, timeout: float = 0.0, samples: bool = True) -> List[Dict[str, Any]]:
+        """Every message waiting from the workers (from the evaluator only, unless ``samples``); waits up to
+        ``timeout`` seconds for the first one. Unread sample batches hold their collector back (its credit)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            messages = []
+            for (role, _), worker in self._workers.items():
+                if samples or role != "collector":
+                    self._drain(worker, messages)
+            if messages or time.monotonic() >= deadline:
+                return messages
+            time.sleep(0.0005)
+
+    def _drain(self, worker: _Worker, out: List[Dict[str, Any]]) -> None:
+        if worker.broken:
+            return
+        try:
+            while worker.reader.poll():
+                message = worker.reader.recv()
+                worker.consumed.value += 1
+                if message.get("kind") == "error":
+                    worker.error = message["error"]
+                out.append(message)
+        except (EOFError, OSError) as err:
+            worker.broken = f"its pipe closed ({type(err).__name__})"
+
+    def failed(self) -> List[Tuple[WorkerKey, str]]:
+        """Workers that ended (crashed, were killed) while the run goes on, with the reason."""
+        if self._stop.value:
+            return []
+        out = []
+        for key, worker in self._workers.items():
+            if not worker.process.is_alive():
+                self._drain(worker, [])  # its last words: the error it reported
+                out.append((key, worker.exit_reason()))
+        return out
+
+    def pids(self) -> Dict[WorkerKey, int]:
+        return {key: w.process.pid for key, w in self._workers.items()}
+
+    def shutdown(self, timeout: float = 3.0) -> None:
+        """Ask every worker to stop; after ``timeout`` s terminate (then kill) the ones still running."""
+        self._stop.value = 1
+        deadline = time.monotonic() + timeout
+        while any(w.process.is_alive() for w in self._workers.values()) and time.monotonic() < deadline:
+            self.poll()  # keep reading so no worker is stuck sending
+            time.sleep(0.01)
+        for worker in self._workers.values():
+            _stop_process(worker.process, 0.0)
+            worker.reader.close()
+        self._workers.clear()
+
+
+def _stop_process(process, grace: float) -> None:
+    process.join(grace)
+    if process.is_alive():
+        process.terminate()
+        process.join(2.0)
+    if process.is_alive():
+        process.kill()
+        process.join(2.0)

@@ -1,0 +1,181 @@
+"""The worker roles of the parallel pipeline, written once for every transport.
+
+A role runs in its own process (a spawned process, or a Ray actor) and talks to the learner only through an
+``Endpoint``: it polls for newer weights without waiting, sends messages (plain dicts of numbers and NumPy arrays),
+and asks whether to stop. The local and Ray backends differ only in how they implement that endpoint.
+
+Messages to the learner:
+    {"kind": "samples", "rank", "version", "data", "n", "env_steps", "episodes", "timing"}
+    {"kind": "eval", "train_iter", "result"}
+    {"kind": "error", "role", "rank", "error"}   (sent by the process wrapper before a crashed role exits)
+"""
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Protocol, Tuple
+
+import numpy as np
+import torch
+from easydict import EasyDict
+
+from ding_lite.torch_utils import tree_cat, tree_map
+
+State = Dict[str, torch.Tensor]
+
+# Seeds of worker processes: collector ``rank`` after ``restarts`` restarts, resumed at ``env_step``, uses
+# ``seed + SEED_STRIDE * (rank + 1) + RESTART_STRIDE * restarts + env_step``; the evaluator uses ``seed + 10_000`` as in
+# the serial pipeline.
+SEED_STRIDE = 1_000
+RESTART_STRIDE = 100_000
+EVAL_SEED_OFFSET = 10_000
+IDLE_SLEEP_S = 0.002
+
+
+class Endpoint(Protocol):
+    """A worker's side of the transport."""
+
+    def stopping(self) -> bool:
+        """True once the learner asked every worker to stop (or is gone)."""
+
+    def poll_weights(self) -> Optional[Tuple[int, State]]:
+        """The newest published ``(version, state)`` if newer than the last one returned; never waits."""
+
+    def send(self, message: Dict[str, Any]) -> bool:
+        """Hand a message to the learner; waits while the learner is ``queue_size`` messages behind. False if the
+        run is stopping and the message was dropped."""
+
+
+@dataclass
+class WorkerSpec:
+    """Everything a worker process needs to build its part of the run (picklable)."""
+
+    role: str  # 'collector' or 'evaluator'
+    rank: int
+    cfg: EasyDict  # the compiled config, env shapes resolved, policy.cuda=False
+    seed: int  # the worker's own seed (see SEED_STRIDE)
+    model: Optional[torch.nn.Module] = None  # a CPU copy of a user-given model, else None (built from cfg)
+    warm_up_steps: int = 0  # env steps of uniformly random actions first (policy.random_collect_size, split)
+    sys_path: List[str] = field(default_factory=list)  # the learner's sys.path entries, for import_names
+
+
+def prepare_worker(spec: WorkerSpec) -> None:
+    """Make a fresh process ready: the learner's import paths, registries, torch threads and seeds."""
+    from ding_lite.config.compile import import_config_modules
+    from ding_lite.utils import set_seed
+
+    for entry in reversed(spec.sys_path):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    import_config_modules(spec.cfg)
+    torch.set_num_threads(spec.cfg.torch_threads)
+    set_seed(spec.seed)
+
+
+def build_worker_policy(spec: WorkerSpec, field_name: str):
+    from ding_lite.utils import POLICY_REGISTRY
+
+    return POLICY_REGISTRY.get(spec.cfg.policy.type)(spec.cfg.policy, model=spec.model, enable_field=(field_name,))
+
+
+def wait_for_weights(endpoint: Endpoint, model: torch.nn.Module) -> Optional[int]:
+    """Block until the first weights arrive (the learner publishes before it starts workers); None if stopping."""
+    while not endpoint.stopping():
+        got = endpoint.poll_weights()
+        if got is not None:
+            model.load_state_dict(got[1])
+            return got[0]
+        time.sleep(IDLE_SLEEP_S)
+    return None
+
+
+def to_numpy(tree: Any) -> Any:
+    """Tensors -> NumPy arrays (they pickle as one buffer each, and need no torch reductions on the way)."""
+    return tree_map(lambda x: x.numpy() if isinstance(x, torch.Tensor) else x, tree)
+
+
+def from_numpy(tree: Any) -> Any:
+    return tree_map(lambda x: torch.from_numpy(x) if isinstance(x, np.ndarray) else x, tree)
+
+
+def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
+    """Collect ``policy.collect.n_sample`` train samples at a time with the newest weights, and send them.
+
+    Weights are picked up between env steps; a batch carries the oldest weight version any of its steps used.
+    """
+    from ding_lite.envs import make_vector_env
+    from ding_lite.worker import SampleCollector
+    from ding_lite.worker.collector import _leading_dim
+
+    prepare_worker(spec)
+    cfg = spec.cfg
+    policy = build_worker_policy(spec, "collect")
+    version = wait_for_weights(endpoint, policy.model)
+    if version is None:
+        return
+    collector = SampleCollector(make_vector_env(cfg.env, cfg.env.collector_env_num, spec.seed),
+                                policy.collect_mode)
+    n_sample = cfg.policy.collect.n_sample
+    warm_up = spec.warm_up_steps
+    send_s = 0.0
+    try:
+        while not endpoint.stopping():
+            t0 = time.perf_counter()
+            batches, count, sync_s, oldest, start_step = [], 0, 0.0, version, collector.envstep
+            while count < n_sample:
+                if endpoint.stopping():
+                    return
+                t_sync = time.perf_counter()
+                got = endpoint.poll_weights()
+                if got is not None:
+                    version = got[0]
+                    policy.model.load_state_dict(got[1])
+                sync_s += time.perf_counter() - t_sync
+                random_action = collector.envstep < warm_up
+                samples = collector.step(random_action=True) if random_action else collector.step()
+                if samples is not None:
+                    batches.append(samples)
+                    count += _leading_dim(samples)
+            data = batches[0] if len(batches) == 1 else tree_cat(batches)
+            collect_s = time.perf_counter() - t0 - sync_s
+            message = {
+                "kind": "samples", "rank": spec.rank, "version": oldest, "data": to_numpy(data), "n": count,
+                "env_steps": collector.envstep - start_step, "episodes": collector.episodes.pop_finished(),
+                "timing": {"collect_s": collect_s, "sync_s": sync_s, "send_s": send_s},
+            }
+            t_send = time.perf_counter()
+            if not endpoint.send(message):
+                return
+            send_s = time.perf_counter() - t_send
+    finally:
+        collector.close()
+
+
+def run_evaluator(endpoint: Endpoint, spec: WorkerSpec) -> None:
+    """Evaluate each weight version the learner sends here (its version is the train iteration) and report."""
+    from ding_lite.envs import make_vector_env
+    from ding_lite.worker import Evaluator
+
+    prepare_worker(spec)
+    cfg = spec.cfg
+    policy = build_worker_policy(spec, "eval")
+    evaluator = Evaluator(make_vector_env(cfg.env, cfg.env.evaluator_env_num, spec.seed), policy.eval_mode,
+                          cfg.env.n_evaluator_episode, cfg.policy.eval.evaluator.eval_freq)
+    try:
+        while not endpoint.stopping():
+            got = endpoint.poll_weights()
+            if got is None:
+                time.sleep(IDLE_SLEEP_S)
+                continue
+            train_iter, state = got
+            policy.model.load_state_dict(state)
+            t0 = time.perf_counter()
+            result = evaluator.eval(train_iter)
+            if not endpoint.send({"kind": "eval", "train_iter": train_iter, "result": result,
+                                  "eval_s": time.perf_counter() - t0}):
+                return
+    finally:
+        evaluator.close()
+
+
+ROLES = {"collector": run_collector, "evaluator": run_evaluator}
+
