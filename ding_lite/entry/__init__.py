@@ -1,5 +1,6 @@
-"""Entry points: the serial pipeline, checkpoint evaluation and the CLI."""
+"""Entry points: the serial and parallel pipelines, checkpoint evaluation and the CLI."""
 from ding_lite.config import compile_config
 
 from .eval import eval_pipeline
+from .parallel import parallel_pipeline
 from .serial import serial_pipeline

@@ -8,12 +8,13 @@ import click
 from ding_lite.config import read_config_file
 from ding_lite.utils import UserError
 
-MODES = ("serial", "eval")
+MODES = ("serial", "parallel", "eval")
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-m", "--mode", type=click.Choice(MODES), default="serial", show_default=True,
-              help="serial: train in one process; eval: evaluate a checkpoint (--load-path).")
+              help="serial: train in one process; parallel: collector processes feed a learner (see --backend); "
+                   "eval: evaluate a checkpoint (--load-path).")
 @click.option("-c", "--config", "config_path", required=True, help="Config file (.py defining main_config).")
 @click.option("-s", "--seed", "seeds", type=int, multiple=True,
               help="Seed; repeat for several runs, each in <exp_name>_seed<N>. Default: the config's seed (0).")
@@ -25,10 +26,13 @@ MODES = ("serial", "eval")
 @click.option("--resume", is_flag=True, help="Continue the run from its ckpt/ckpt_last.pth.tar.")
 @click.option("--load-path", default=None, help="Checkpoint to evaluate (-m eval).")
 @click.option("--episodes", type=int, default=None, help="Episodes for -m eval (default env.n_evaluator_episode).")
+@click.option("--backend", type=click.Choice(("local", "ray")), default=None,
+              help="-m parallel: 'local' processes (default) or 'ray' actors (pip install ding_lite[ray]; cluster "
+                   "address in parallel.ray_address). Same as --set parallel.backend=...")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on the terminal (they still go to log/).")
 def main(mode: str, config_path: str, seeds: Tuple[int, ...], overrides: Tuple[str, ...],
          max_env_step: Optional[int], max_train_iter: Optional[int], exp_name: Optional[str], resume: bool,
-         load_path: Optional[str], episodes: Optional[int], quiet: bool) -> None:
+         load_path: Optional[str], episodes: Optional[int], backend: Optional[str], quiet: bool) -> None:
     """Train or evaluate a ding_lite config, e.g. ``ding_lite -m serial -c dizoo_configs/cartpole_impala.py -s 0``."""
     # Modules named in import_names resolve from where the user runs and from the config file's directory.
     sys.path[:0] = [os.getcwd(), os.path.dirname(os.path.abspath(config_path))]
@@ -48,16 +52,24 @@ def main(mode: str, config_path: str, seeds: Tuple[int, ...], overrides: Tuple[s
             return
         if load_path is not None:
             raise UserError("--load-path is for -m eval; to continue a training run use --resume")
+        overrides = list(overrides)
+        if backend is not None:
+            if mode != "parallel":
+                raise UserError(f"--backend is for -m parallel (the mode is {mode})")
+            overrides.append(f"parallel.backend={backend}")
         from ding_lite.entry.build import compile_input, prepare_run_dir, run_dir_name
-        from ding_lite.entry.serial import serial_pipeline
+        if mode == "parallel":
+            from ding_lite.entry.parallel import parallel_pipeline as pipeline
+        else:
+            from ding_lite.entry.serial import serial_pipeline as pipeline
         for seed in seeds:  # check every seed's config and run directory before the first run starts
-            cfg = compile_input(config, seed, list(overrides), exp_name)
+            cfg = compile_input(config, seed, overrides, exp_name)
             prepare_run_dir(run_dir_name(cfg.exp_name, cfg.seed), resume)
         if len(set(seeds)) != len(seeds):
             raise UserError(f"-s {' -s '.join(map(str, seeds))}: a seed is repeated; each seed is one run directory")
         for seed in seeds:
-            serial_pipeline(config, seed, max_train_iter=max_train_iter, max_env_step=max_env_step,
-                            overrides=list(overrides), exp_name=exp_name, resume=resume, quiet=quiet)
+            pipeline(config, seed, max_train_iter=max_train_iter, max_env_step=max_env_step, overrides=overrides,
+                     exp_name=exp_name, resume=resume, quiet=quiet)
     except UserError as err:
         click.echo(f"ding_lite: error: {err}", err=True)
         sys.exit(2)

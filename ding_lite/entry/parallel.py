@@ -40,7 +40,7 @@ def make_backend(cfg: EasyDict, template: Dict[str, torch.Tensor]):
         from ding_lite.parallel.ray_backend import RayBackend
         return RayBackend(cfg.parallel, template)
     from ding_lite.parallel.local import LocalBackend
-    return LocalBackend(cfg.parallel.queue_size, template)
+    return LocalBackend(cfg.parallel.collector_num, cfg.parallel.queue_size, template)
 
 
 class _ParallelRun(RunBase):

@@ -9,7 +9,7 @@ from ding_lite.policy import Policy
 from ding_lite.utils import set_seed
 from ding_lite.worker import Evaluator, Learner, SampleCollector, Throughput
 
-from .build import ConfigInput, build, build_buffer, compile_input, prepare_run_dir, run_dir_name
+from .build import ConfigInput, build, build_buffer, compile_input, prepare_run_dir, run_dir_name, sigterm_as_interrupt
 from .run_base import NORMAL_STOPS, RunBase
 
 
@@ -118,8 +118,8 @@ def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, env_sett
                     exp_name: Optional[str] = None, resume: bool = False, quiet: bool = False) -> Policy:
     """Train ``input_cfg`` (main_config or (main_config, create_config)) in ``<exp_name>_seed<seed>``.
 
-    ``seed`` defaults to the config's ``seed`` (0 unless set). Returns the trained policy. ``overrides`` are ``--set`` strings or a dict of dotted keys. Ctrl-C stops the run
-    cleanly: a last checkpoint and result.json are written, then KeyboardInterrupt propagates.
+    ``seed`` defaults to the config's ``seed`` (0 unless set). Returns the trained policy. ``overrides`` are
+    ``--set`` strings or a dict of dotted keys. Ctrl-C stops the run cleanly (SIGTERM too): a last checkpoint and result.json are written, then KeyboardInterrupt propagates.
     """
     if env_setting is not None:
         raise NotImplementedError("env_setting is not used by ding_lite: envs come from the config's env section")
@@ -127,20 +127,21 @@ def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, env_sett
     seed = cfg.seed
     run_dir = run_dir_name(cfg.exp_name, seed)
     prepare_run_dir(run_dir, resume)
-    run = _Run(cfg, seed, run_dir, model, resume, quiet)
-    try:
-        run.logger.info(f"{'resuming' if resume else 'starting'} {cfg.policy.type} on "
-                        f"{cfg.env.env_id or cfg.env.type} in {os.path.abspath(run_dir)}")
+    with sigterm_as_interrupt():  # SIGTERM stops the run as Ctrl-C does
+        run = _Run(cfg, seed, run_dir, model, resume, quiet)
         try:
-            stop_reason = run.train(max_env_step, max_train_iter)
-        except KeyboardInterrupt:
-            run.finish("interrupted")
-            raise
-        except Exception as err:
-            # Keep what was learnt (and make the run resumable) before the error propagates unchanged.
-            run.finish(f"error: {type(err).__name__}")
-            raise
-        run.finish(stop_reason)
-    finally:
-        run.close()
+            run.logger.info(f"{'resuming' if resume else 'starting'} {cfg.policy.type} on "
+                            f"{cfg.env.env_id or cfg.env.type} in {os.path.abspath(run_dir)}")
+            try:
+                stop_reason = run.train(max_env_step, max_train_iter)
+            except KeyboardInterrupt:
+                run.finish("interrupted")
+                raise
+            except Exception as err:
+                # Keep what was learnt (and make the run resumable) before the error propagates unchanged.
+                run.finish(f"error: {type(err).__name__}")
+                raise
+            run.finish(stop_reason)
+        finally:
+            run.close()
     return run.policy

@@ -20,8 +20,8 @@ class ParallelConfig(Configurable):
         # (int or inf) Samples collected with weights more than this many versions older than the learner's are
         # dropped on arrival (the buffer's own max_staleness, in train iterations, still applies after that).
         max_staleness=INF,
-        # (int) Sample batches (of policy.collect.n_sample) a collector may have sent that the learner has not yet taken
-        # for training; a collector this far ahead waits (backpressure), which bounds the policy lag.
+        # (int) Sample batches (of policy.collect.n_sample) the collectors together may have sent that the learner has
+        # not yet taken for training; beyond that they wait (backpressure), which bounds the policy lag.
         queue_size=2,
         # (int) Times a crashed worker (collector or evaluator) is restarted before the run fails.
         max_restarts=10,

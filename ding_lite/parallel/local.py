@@ -1,8 +1,10 @@
 """The one-machine transport: spawned worker processes, weights in shared memory, one pipe per worker.
 
 Each worker sends whole batches through its own pipe (one pickle per batch of ``n_sample`` samples, NumPy arrays in
-one buffer each; never a pickle per transition). Flow control is by credit: the learner counts the messages it has
-read in a shared counter, and a worker with ``queue_size`` messages unread waits before sending another. Weights come
+one buffer each; never a pickle per transition). Flow control is by credit, shared by all collectors: they count the
+batches sent and the learner the batches it has taken, and a collector that finds ``queue_size`` batches untaken
+waits before sending another. The learner takes batches only when it can train on them, so the bound holds the
+policy lag down however many collectors there are. Weights come
 back through ``SharedWeights`` (shared memory, sequence lock), so a worker picks up a new version with one memory
 copy and never waits for it.
 
@@ -25,20 +27,36 @@ PARENT_CHECK_S = 0.5  # how often a worker checks that the learner process is st
 SEND_WAIT_S = 0.0005
 
 
-class LocalEndpoint:
-    """A worker's end: the shared weights of its role, its pipe, the credit counter and the stop flag."""
+class Credits:
+    """Sample batches sent by each collector and taken by the learner; a collector may send while the total
+    untaken is below ``limit``. Each counter has one writer (collector ``rank``, or the learner), so no lock is
+    needed; two collectors sending at the same moment may exceed the limit by one batch each."""
 
-    def __init__(self, weights: SharedWeights, conn, consumed, stop, queue_size: int) -> None:
-        self.weights, self.conn, self.consumed, self.stop = weights, conn, consumed, stop
-        self.queue_size = queue_size
-        self._sent = 0
+    def __init__(self, ctx, n: int, limit: int) -> None:
+        self.sent = ctx.RawArray("q", n)
+        self.taken = ctx.RawArray("q", n)
+        self.limit = limit
+
+    def available(self) -> bool:
+        return sum(self.sent) - sum(self.taken) < self.limit
+
+    def reset(self, rank: int) -> None:
+        """Forget a dead collector's batches (its pipe is discarded with them)."""
+        self.sent[rank] = self.taken[rank] = 0
+
+
+class LocalEndpoint:
+    """A worker's end: the shared weights of its role, its pipe, the shared credits and the stop flag."""
+
+    def __init__(self, weights: SharedWeights, conn, credits: Optional[Credits], stop, rank: int) -> None:
+        self.weights, self.conn, self.credits, self.stop, self.rank = weights, conn, credits, stop, rank
         self._seen = -1
         self._next_parent_check = 0.0
         self._parent_gone = False
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
-        state.update(_sent=0, _seen=-1, _next_parent_check=0.0, _parent_gone=False)
+        state.update(_seen=-1, _next_parent_check=0.0, _parent_gone=False)
         return state
 
     def stopping(self) -> bool:
@@ -58,12 +76,13 @@ class LocalEndpoint:
         return got
 
     def send(self, message: Dict[str, Any]) -> bool:
-        while self._sent - self.consumed.value >= self.queue_size:
-            if self.stopping():
-                return False
-            time.sleep(SEND_WAIT_S)
+        if self.credits is not None:  # sample batches; an evaluator's results need none
+            while not self.credits.available():
+                if self.stopping():
+                    return False
+                time.sleep(SEND_WAIT_S)
+            self.credits.sent[self.rank] += 1
         self.conn.send(message)
-        self._sent += 1
         return True
 
     def send_error(self, message: Dict[str, Any]) -> None:
@@ -88,8 +107,8 @@ def _process_main(endpoint: LocalEndpoint, spec: WorkerSpec) -> None:
 
 
 class _Worker:
-    def __init__(self, process, reader, consumed) -> None:
-        self.process, self.reader, self.consumed = process, reader, consumed
+    def __init__(self, process, reader) -> None:
+        self.process, self.reader = process, reader
         self.broken: Optional[str] = None  # why its pipe stopped working
         self.error: Optional[str] = None  # the error it reported
 
@@ -110,11 +129,11 @@ class LocalBackend:
 
     name = "local"
 
-    def __init__(self, queue_size: int, template: State) -> None:
+    def __init__(self, collector_num: int, queue_size: int, template: State) -> None:
         self._ctx = torch.multiprocessing.get_context("spawn")
         self._stop = self._ctx.RawValue("b", 0)
         self._weights = {role: SharedWeights(template, self._ctx) for role in ROLES}
-        self._queue_size = queue_size
+        self._credits = Credits(self._ctx, collector_num, queue_size)
         self._workers: Dict[WorkerKey, _Worker] = {}
 
     # ---- the learner's side of the transport --------------------------------------------------------------------
@@ -126,12 +145,15 @@ class LocalBackend:
             _stop_process(old.process, 0.0)
             old.reader.close()
         reader, writer = self._ctx.Pipe(duplex=False)
-        consumed = self._ctx.RawValue("q", 0)
-        endpoint = LocalEndpoint(self._weights[spec.role], writer, consumed, self._stop, self._queue_size)
+        credits = None
+        if spec.role == "collector":
+            credits = self._credits
+            credits.reset(spec.rank)
+        endpoint = LocalEndpoint(self._weights[spec.role], writer, credits, self._stop, spec.rank)
         process = self._ctx.Process(target=_process_main, args=(endpoint, spec), name=f"ding_lite-{spec.role}-{spec.rank}")
         process.start()
         writer.close()  # only the worker writes; a dead worker then reads as EOF instead of a hang
-        self._workers[key] = _Worker(process, reader, consumed)
+        self._workers[key] = _Worker(process, reader)
         return process.pid
 
     def publish(self, version: int, state: State) -> None:
@@ -148,21 +170,22 @@ class LocalBackend:
         deadline = time.monotonic() + timeout
         while True:
             messages = []
-            for (role, _), worker in self._workers.items():
+            for (role, rank), worker in self._workers.items():
                 if samples or role != "collector":
-                    self._drain(worker, messages)
+                    self._drain(worker, rank, messages)
             if messages or time.monotonic() >= deadline:
                 return messages
             time.sleep(0.0005)
 
-    def _drain(self, worker: _Worker, out: List[Dict[str, Any]]) -> None:
+    def _drain(self, worker: _Worker, rank: int, out: List[Dict[str, Any]]) -> None:
         if worker.broken:
             return
         try:
             while worker.reader.poll():
                 message = worker.reader.recv()
-                worker.consumed.value += 1
-                if message.get("kind") == "error":
+                if message["kind"] == "samples":
+                    self._credits.taken[rank] += 1
+                elif message["kind"] == "error":
                     worker.error = message["error"]
                 out.append(message)
         except (EOFError, OSError) as err:
@@ -175,7 +198,7 @@ class LocalBackend:
         out = []
         for key, worker in self._workers.items():
             if not worker.process.is_alive():
-                self._drain(worker, [])  # its last words: the error it reported
+                self._drain(worker, key[1], [])  # its last words: the error it reported
                 out.append((key, worker.exit_reason()))
         return out
 

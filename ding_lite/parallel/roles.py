@@ -94,7 +94,9 @@ def to_numpy(tree: Any) -> Any:
 
 
 def from_numpy(tree: Any) -> Any:
-    return tree_map(lambda x: torch.from_numpy(x) if isinstance(x, np.ndarray) else x, tree)
+    """NumPy arrays -> tensors sharing their memory (read-only arrays, as Ray hands them out, are copied first)."""
+    return tree_map(lambda x: torch.from_numpy(np.require(x, requirements="W")) if isinstance(x, np.ndarray) else x,
+                    tree)
 
 
 def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
