@@ -32,6 +32,7 @@ from .run_base import NORMAL_STOPS, RunBase
 
 SHUTDOWN_TIMEOUT_S = 3.0
 SUPERVISE_EVERY_S = 0.1
+PENDING_EVAL_TIMEOUT_S = 60.0
 
 
 def make_backend(cfg: EasyDict, template: Dict[str, torch.Tensor]):
@@ -268,8 +269,17 @@ class _ParallelRun(RunBase):
             "run_s": round(wall, 3),
         }
 
+    def await_eval(self, timeout: float) -> None:
+        """Let an evaluation under way finish and be recorded (up to ``timeout`` s), so none is lost at a stop."""
+        deadline = time.monotonic() + timeout
+        while self._eval_pending is not None and time.monotonic() < deadline:
+            self.receive(0.01, samples=False)
+            self.supervise()
+
     def finish(self, stop_reason: str) -> Dict[str, Any]:
         if self.backend is not None:
+            if stop_reason in NORMAL_STOPS:
+                self.await_eval(PENDING_EVAL_TIMEOUT_S)
             self.backend.shutdown(SHUTDOWN_TIMEOUT_S)
         if stop_reason in NORMAL_STOPS and stop_reason != "stop_value" and self.last_eval_iter != self.learner.train_iter:
             self.final_eval()

@@ -37,9 +37,9 @@ class Cli:
         finally:
             sys.path[:] = saved
 
-    def train(self, *args: str, config: str = CARTPOLE, env_step: Optional[int] = 1500):
+    def train(self, *args: str, config: str = CARTPOLE, env_step: Optional[int] = 1500, mode: str = "serial"):
         budget = ["--env-step", str(env_step)] if env_step is not None else []
-        return self("-m", "serial", "-c", config, "-q", *budget, *SMALL, *args)
+        return self("-m", mode, "-c", config, "-q", *budget, *SMALL, *args)
 
 
 # ---- readers --------------------------------------------------------------------------------------------------------

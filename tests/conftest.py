@@ -1,11 +1,13 @@
-"""Fixtures of the entry-point tests; the helpers themselves are in entry_helpers.py."""
+"""Fixtures shared by the test packages; the run helpers themselves are in entry/entry_helpers.py."""
 import os
 import sys
 
 import pytest
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # entry_helpers, whatever pytest's import mode
+# entry_helpers (run helpers) and the test envs of tests/parallel, whatever pytest's import mode.
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "entry"), os.path.join(HERE, "parallel")]
 
 from entry_helpers import Cli  # noqa: E402
 

@@ -1,0 +1,95 @@
+"""Ctrl-C and SIGTERM on a parallel run: every process exits within 10 s, ckpt_last and result.json are written,
+and no worker process is left behind."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from entry_helpers import CARTPOLE, REPO, SMALL
+
+EXIT_LIMIT_S = 10.0
+
+
+def _descendants(pid: int):
+    """Every process below ``pid`` (read from /proc)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _start_training(tmp_path):
+    """A parallel CLI run with two collectors, returned once it is training: (process, run directory)."""
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", "parallel", "-c", CARTPOLE, "-q", *SMALL,
+           "--set", "parallel.collector_num=2", "--set", "env.stop_value=None",
+           "--set", "policy.learn.learner.hook.log_show_after_iter=10"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    run = tmp_path / "cartpole_impala_seed0"
+    log = run / "log" / "train.log"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.exists() and "train_iter 20 |" in log.read_text():
+            return proc, run
+        time.sleep(0.2)
+    proc.kill()
+    raise AssertionError(f"the run did not start training: {proc.communicate()[0]}")
+
+
+def _assert_all_gone(pids, within: float) -> None:
+    deadline = time.monotonic() + within
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in pids if _alive(pid)], "orphaned worker processes"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_stops_every_process_and_keeps_the_run(tmp_path, sig):
+    proc, run = _start_training(tmp_path)
+    try:
+        workers = _descendants(proc.pid)
+        assert len(workers) >= 3  # two collectors and the evaluator (and multiprocessing's resource tracker)
+        start = time.monotonic()
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=EXIT_LIMIT_S + 5)
+        elapsed = time.monotonic() - start
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out  # the CLI's exit code for an interrupted run
+    assert elapsed < EXIT_LIMIT_S, f"took {elapsed:.1f} s to stop"
+    _assert_all_gone(workers, within=2.0)  # the resource tracker leaves when the learner's end of its pipe closes
+    assert (run / "ckpt" / "ckpt_last.pth.tar").exists()
+    result = json.loads((run / "result.json").read_text())
+    assert result["stop_reason"] == "interrupted" and result["train_iter"] >= 20
+
+
+def test_workers_exit_when_the_learner_is_killed(tmp_path):
+    proc, _ = _start_training(tmp_path)
+    workers = _descendants(proc.pid)
+    proc.kill()  # SIGKILL: no clean-up code runs in the learner
+    proc.communicate(timeout=10)
+    _assert_all_gone(workers, within=EXIT_LIMIT_S)
