@@ -24,7 +24,7 @@ from ding_lite.parallel.config import default_collector_num
 from ding_lite.parallel.roles import EVAL_SEED_OFFSET, RESTART_STRIDE, SEED_STRIDE, WorkerSpec, from_numpy
 from ding_lite.utils import POLICY_REGISTRY, UserError, set_seed
 from ding_lite.utils.dict_tools import to_plain
-from ding_lite.worker import Evaluator, Learner, Throughput
+from ding_lite.worker import Evaluator, Learner, Throughput, load_checkpoint
 
 from .build import (ConfigInput, build_buffer, compile_input, prepare_run_dir, probe_env_spec, run_dir_name,
                     sigterm_as_interrupt)
@@ -47,19 +47,15 @@ def make_backend(cfg: EasyDict, template: Dict[str, torch.Tensor]):
 class _ParallelRun(RunBase):
     """The learner's side of a parallel run: buffer, learner, evaluation bookkeeping, worker supervision."""
 
-    def __init__(self, cfg: EasyDict, seed: int, run_dir: str, model, resume: bool, quiet: bool) -> None:
+    def __init__(self, cfg: EasyDict, seed: int, run_dir: str) -> None:
         super().__init__(cfg, seed, run_dir)
-        set_seed(seed)
         self.pcfg = cfg.parallel
-        self.policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model, enable_field=("learn", "eval"))
-        self.buffer = build_buffer(cfg, seed)
-        self.learner = Learner(self.policy.learn_mode)
+        self.backend = None
+        self.logger = None
         self.env_step, self.last_eval_iter, self.version = 0, None, 0
-        self.open(resume, quiet)
-        self._version_iter = {self.version: self.learner.train_iter}  # weight version -> train_iter published at
-        self._model_copy = None if model is None else copy.deepcopy(self.policy.model).cpu()
         self._worker_cfg = EasyDict(to_plain(cfg))
         self._worker_cfg.policy.cuda = False  # workers act on the CPU; the learner may use the GPU
+        self._model_copy = None
         self.restarts: Dict[str, int] = collections.Counter()
         self._eval_pending: Optional[tuple] = None  # (train_iter, env_step, policy state) being evaluated
         self._stop_value_reached = False
@@ -71,9 +67,33 @@ class _ParallelRun(RunBase):
         self._rank_steps: Dict[int, int] = collections.Counter()
         self._time: Dict[str, float] = collections.defaultdict(float)  # learner: train, wait, ingest, publish
         self._worker_time: Dict[str, float] = collections.defaultdict(float)  # collectors: collect, sync, send
+
+    def launch(self, model: Optional[torch.nn.Module], resume: bool, quiet: bool) -> None:
+        """Start the workers first, then build the learner while they start up (both import torch and build
+        envs and models: seconds that overlap), then publish the first weights, which the workers wait for."""
+        set_seed(self.seed)
+        policy_cls = POLICY_REGISTRY.get(self.cfg.policy.type)
+        if model is None:
+            model = policy_cls(self.cfg.policy, enable_field=()).model  # the model alone: no optimizer yet
+        else:
+            self._model_copy = copy.deepcopy(model).cpu()
+        if resume:  # collectors are seeded by the env step they start at
+            self.env_step = int(load_checkpoint(self._last_ckpt())["counters"]["env_step"])
+        self.backend = make_backend(self.cfg, model.state_dict())
+        for rank in range(self.collector_num):
+            self.backend.start(self.spec("collector", rank))
+        self.backend.start(self.spec("evaluator", 0))
+        self.policy = policy_cls(self.cfg.policy, model=model, enable_field=("learn", "eval"))
+        self.buffer = build_buffer(self.cfg, self.seed)
+        self.learner = Learner(self.policy.learn_mode)
+        self.open(resume, quiet)
+        self._version_iter = {self.version: self.learner.train_iter}  # weight version -> train_iter published at
         self._start_env_step, self._start_train_iter = self.env_step, self.learner.train_iter
         self._wall_at_start = self.logger.wall_time
-        self.backend = None
+        self.backend.publish(self.version, self.policy.model.state_dict())
+        self.logger.info(f"{'resuming' if resume else 'starting'} {self.cfg.policy.type} on "
+                         f"{self.cfg.env.env_id or self.cfg.env.type} in {os.path.abspath(self.run_dir)}: "
+                         f"{self.collector_num} collector(s) and an evaluator ({self.backend.name} backend)")
 
     def extra_counters(self) -> Dict[str, Any]:
         return {"weight_version": self.version}
@@ -98,14 +118,6 @@ class _ParallelRun(RunBase):
     @property
     def collector_num(self) -> int:
         return self.pcfg.collector_num
-
-    def start_workers(self) -> None:
-        self.backend = make_backend(self.cfg, self.policy.model.state_dict())
-        self.backend.publish(self.version, self.policy.model.state_dict())
-        for rank in range(self.collector_num):
-            self.backend.start(self.spec("collector", rank))
-        self.backend.start(self.spec("evaluator", 0))
-        self.logger.info(f"{self.collector_num} collector(s) and an evaluator started ({self.backend.name} backend)")
 
     def supervise(self) -> None:
         """Restart workers that crashed; fail the run when one keeps crashing."""
@@ -307,21 +319,22 @@ def parallel_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, model:
     run_dir = run_dir_name(cfg.exp_name, seed)
     prepare_run_dir(run_dir, resume)
     with sigterm_as_interrupt():
-        run = _ParallelRun(cfg, seed, run_dir, model, resume, quiet)
+        run = _ParallelRun(cfg, seed, run_dir)
         try:
-            run.logger.info(f"{'resuming' if resume else 'starting'} {cfg.policy.type} on "
-                            f"{cfg.env.env_id or cfg.env.type} in {os.path.abspath(run_dir)} (parallel)")
             try:
-                run.start_workers()
+                run.launch(model, resume, quiet)
                 stop_reason = run.train(max_env_step, max_train_iter)
             except KeyboardInterrupt:
-                run.finish("interrupted")
+                if run.logger is not None:
+                    run.finish("interrupted")
                 raise
             except Exception as err:
-                run.finish(f"error: {type(err).__name__}")
+                if run.logger is not None:  # the run directory exists: keep what was learnt
+                    run.finish(f"error: {type(err).__name__}")
                 raise
             return run.finish(stop_reason)
         finally:
             if run.backend is not None:
                 run.backend.shutdown(SHUTDOWN_TIMEOUT_S)
-            run.logger.close()
+            if run.logger is not None:
+                run.logger.close()

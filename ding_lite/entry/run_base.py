@@ -44,13 +44,16 @@ class RunBase:
         """Restore from ckpt_last (``resume``) or create ``ckpt/`` and total_config.py; then start the logger."""
         wall_offset = 0.0
         if resume:
-            wall_offset = self._restore(os.path.join(self.run_dir, "ckpt", "ckpt_last.pth.tar"))
+            wall_offset = self._restore(self._last_ckpt())
         else:
             os.makedirs(os.path.join(self.run_dir, "ckpt"))
             save_config_py(self.cfg, os.path.join(self.run_dir, "total_config.py"))
         self.logger = RunLogger(self.run_dir, os.path.basename(self.run_dir), quiet, wall_offset)
 
     # ---- checkpoints ---------------------------------------------------------------------------------------------
+    def _last_ckpt(self) -> str:
+        return os.path.join(self.run_dir, "ckpt", "ckpt_last.pth.tar")
+
     def state(self, policy_state: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         """The checkpoint: policy state (the current one unless given), counters and RNG states."""
         return {

@@ -58,7 +58,7 @@ def test_parallel_progress_in_tensorboard_and_log(parallel_run):
             "learner/total_loss", "evaluator_step/return_mean"} <= tags
     with open(parallel_run / "log" / "train.log") as f:
         log = f.read()
-    assert "1 collector(s) and an evaluator started (local backend)" in log
+    assert "1 collector(s) and an evaluator (local backend)" in log
     assert " | lag " in log and "env steps/s (" in log  # per-collector throughput and the lag in the progress line
 
 
