@@ -106,7 +106,7 @@ def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
     """
     from ding_lite.envs import make_vector_env
     from ding_lite.worker import SampleCollector
-    from ding_lite.worker.collector import _leading_dim
+    from ding_lite.worker.collector import leading_dim
 
     prepare_worker(spec)
     cfg = spec.cfg
@@ -136,7 +136,7 @@ def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
                 samples = collector.step(random_action=True) if random_action else collector.step()
                 if samples is not None:
                     batches.append(samples)
-                    count += _leading_dim(samples)
+                    count += leading_dim(samples)
             data = batches[0] if len(batches) == 1 else tree_cat(batches)
             collect_s = time.perf_counter() - t0 - sync_s
             message = {

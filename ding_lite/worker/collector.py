@@ -120,7 +120,7 @@ class SampleCollector(Configurable):
             samples = self.step(**policy_kwargs)
             if samples is not None:
                 batches.append(samples)
-                count += _leading_dim(samples)
+                count += leading_dim(samples)
         return batches[0] if len(batches) == 1 else tree_cat(batches)
 
     def reset(self, seed: Optional[int] = None) -> None:
@@ -138,7 +138,8 @@ def _to_cpu(x: Any) -> Any:
     return x.cpu() if isinstance(x, torch.Tensor) else x
 
 
-def _leading_dim(tree: Any) -> int:
+def leading_dim(tree: Any) -> int:
+    """Size of the leading (sample) dim of a nested dict of tensors."""
     while isinstance(tree, dict):
         tree = next(iter(tree.values()))
     return tree.shape[0]
