@@ -143,7 +143,7 @@ def print_tables(rows: List[Dict[str, Any]], summary: Dict[str, Any]) -> None:
         lag_text = "/".join(fmt(lag.get(k), ".1f") for k in ("mean", "p50", "p90")) + f"/{fmt(lag.get('max'), 'd')}"
         learner = "/".join(f"{par['learner_share'].get(k, 0):.0%}" for k in ("train_s", "wait_s", "ingest_s",
                                                                               "publish_s"))
-        workers = "/".join(f"{par['collector_share'].get(k, 0):.0%}" for k in ("collect_s", "send_s", "sync_s"))
+        workers = "/".join(f"{par['collector_share'].get(k, 0):.0%}" for k in ("collect_s", "wait_s", "sync_s"))
         print(f"{r['mode']:>9} {r['seed']:>4} {lag_text:>21} | {learner:>33} | {workers:>28}")
     print("(learner shares of run_s; collector shares of run_s x collector_num)")
     for name, ratio in summary["ratios"].items():

@@ -22,7 +22,7 @@ from easydict import EasyDict
 from ding_lite.envs import make_vector_env
 from ding_lite.parallel.config import default_collector_num
 from ding_lite.parallel.roles import EVAL_SEED_OFFSET, RESTART_STRIDE, SEED_STRIDE, WorkerSpec, from_numpy
-from ding_lite.utils import POLICY_REGISTRY, UserError, set_seed
+from ding_lite.utils import POLICY_REGISTRY, set_seed
 from ding_lite.utils.dict_tools import to_plain
 from ding_lite.worker import Evaluator, Learner, Throughput, load_checkpoint
 
@@ -299,9 +299,12 @@ class _ParallelRun(RunBase):
 
 
 def resolve_parallel(cfg: EasyDict) -> None:
-    """Fill ``parallel.collector_num`` (None: cores - 1) so total_config.py records what ran."""
+    """Fill ``parallel.collector_num`` (None: cores - 1) and ``queue_size`` (None: collector_num), so
+    total_config.py records what ran."""
     if cfg.parallel.collector_num is None:
         cfg.parallel.collector_num = default_collector_num()
+    if cfg.parallel.queue_size is None:
+        cfg.parallel.queue_size = cfg.parallel.collector_num
 
 
 def parallel_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, model: Optional[torch.nn.Module] = None,

@@ -20,9 +20,10 @@ class ParallelConfig(Configurable):
         # (int or inf) Samples collected with weights more than this many versions older than the learner's are
         # dropped on arrival (the buffer's own max_staleness, in train iterations, still applies after that).
         max_staleness=INF,
-        # (int) Sample batches (of policy.collect.n_sample) the collectors together may have sent that the learner has
-        # not yet taken for training; beyond that they wait (backpressure), which bounds the policy lag.
-        queue_size=2,
+        # (int) Sample batches (of policy.collect.n_sample) the collectors together may have under way (being collected,
+        # or sent and not yet taken for training); beyond that they wait (backpressure), which bounds the policy lag.
+        # None: collector_num (one batch per collector).
+        queue_size=None,
         # (int) Times a crashed worker (collector or evaluator) is restarted before the run fails.
         max_restarts=10,
         # (str) 'local': spawned processes on this machine. 'ray': Ray actors (needs the extra: pip install
@@ -40,6 +41,8 @@ class ParallelConfig(Configurable):
             raise ConfigError(f"{path}.collector_num={n!r}: must be an int >= 1, or None for CPU cores - 1")
         for key in ("weight_sync_freq", "queue_size"):
             value = cfg[key]
+            if key == "queue_size" and value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{path}.{key}={value!r}: must be an int >= 1")
         stale = cfg.max_staleness

@@ -2,8 +2,8 @@
 
 Each worker sends whole batches through its own pipe (one pickle per batch of ``n_sample`` samples, NumPy arrays in
 one buffer each; never a pickle per transition). Flow control is by credit, shared by all collectors: they count the
-batches sent and the learner the batches it has taken, and a collector that finds ``queue_size`` batches untaken
-waits before sending another. The learner takes batches only when it can train on them, so the bound holds the
+batches reserved (before collecting them) and the learner the batches it has taken, and a collector that finds
+``queue_size`` batches reserved or untaken waits before collecting another. The learner takes batches only when it can train on them, so the bound holds the
 policy lag down however many collectors there are. Weights come
 back through ``SharedWeights`` (shared memory, sequence lock), so a worker picks up a new version with one memory
 copy and never waits for it.
@@ -19,17 +19,16 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch.multiprocessing
 
-from .roles import ROLES, State, WorkerSpec
+from .roles import ROLES, State, WorkerKey, WorkerSpec
 from .weights import SharedWeights
 
-WorkerKey = Tuple[str, int]  # (role, rank)
 PARENT_CHECK_S = 0.5  # how often a worker checks that the learner process is still alive
 SEND_WAIT_S = 0.0005
 
 
 class Credits:
-    """Sample batches sent by each collector and taken by the learner; a collector may send while the total
-    untaken is below ``limit``. Each counter has one writer (collector ``rank``, or the learner), so no lock is
+    """Sample batches reserved by each collector and taken by the learner; a collector may reserve while the total
+    reserved and untaken is below ``limit``. Each counter has one writer (collector ``rank``, or the learner), so no lock is
     needed; two collectors sending at the same moment may exceed the limit by one batch each."""
 
     def __init__(self, ctx, n: int, limit: int) -> None:
@@ -75,13 +74,15 @@ class LocalEndpoint:
             self._seen = got[0]
         return got
 
+    def reserve(self) -> bool:
+        while not self.credits.available():
+            if self.stopping():
+                return False
+            time.sleep(SEND_WAIT_S)
+        self.credits.sent[self.rank] += 1
+        return True
+
     def send(self, message: Dict[str, Any]) -> bool:
-        if self.credits is not None:  # sample batches; an evaluator's results need none
-            while not self.credits.available():
-                if self.stopping():
-                    return False
-                time.sleep(SEND_WAIT_S)
-            self.credits.sent[self.rank] += 1
         self.conn.send(message)
         return True
 

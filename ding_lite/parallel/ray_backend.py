@@ -15,10 +15,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ding_lite.utils import UserError
 
-from .roles import ROLES, State, WorkerSpec
+from .roles import ROLES, State, WorkerKey, WorkerSpec
 from .weights import cpu_state
 
-WorkerKey = Tuple[str, int]
 POLL_EVERY_S = 0.002  # a worker asks the hub for news at most this often
 SEND_WAIT_S = 0.001
 
@@ -39,7 +38,7 @@ class Hub:
         self.weights: Dict[str, Tuple[int, list]] = {}
         self.stop = False
         self.queue_size = queue_size
-        self.untaken: Dict[int, int] = {}  # collector rank -> batches sent, not yet taken
+        self.untaken: Dict[int, int] = {}  # collector rank -> batches reserved, not yet taken
         self.messages: Dict[WorkerKey, List[Dict[str, Any]]] = {}
 
     def publish(self, role: str, version: int, state_ref: list) -> None:
@@ -119,12 +118,14 @@ class RayEndpoint:
         self._seen = version
         return version, self.ray.get(ref)
 
+    def reserve(self) -> bool:
+        while not self.ray.get(self.hub.acquire.remote(self.rank)):
+            if self.stopping():
+                return False
+            time.sleep(SEND_WAIT_S)
+        return True
+
     def send(self, message: Dict[str, Any]) -> bool:
-        if self.role == "collector":
-            while not self.ray.get(self.hub.acquire.remote(self.rank)):
-                if self.stopping():
-                    return False
-                time.sleep(SEND_WAIT_S)
         self.hub.put.remote(self.role, self.rank, message)
         return True
 

@@ -21,6 +21,7 @@ from easydict import EasyDict
 from ding_lite.torch_utils import tree_cat, tree_map
 
 State = Dict[str, torch.Tensor]
+WorkerKey = Tuple[str, int]  # (role, rank)
 
 # Seeds of worker processes: collector ``rank`` after ``restarts`` restarts, resumed at ``env_step``, uses
 # ``seed + SEED_STRIDE * (rank + 1) + RESTART_STRIDE * restarts + env_step``; the evaluator uses ``seed + 10_000`` as in
@@ -40,9 +41,12 @@ class Endpoint(Protocol):
     def poll_weights(self) -> Optional[Tuple[int, State]]:
         """The newest published ``(version, state)`` if newer than the last one returned; never waits."""
 
+    def reserve(self) -> bool:
+        """Wait until the learner has room for one more sample batch (backpressure: ``parallel.queue_size``
+        batches reserved or untaken, all collectors together); False if the run is stopping meanwhile."""
+
     def send(self, message: Dict[str, Any]) -> bool:
-        """Hand a message to the learner; waits while the learner is ``queue_size`` messages behind. False if the
-        run is stopping and the message was dropped."""
+        """Hand a message to the learner (a sample batch needs a ``reserve`` first). False if it was dropped."""
 
 
 @dataclass
@@ -102,7 +106,9 @@ def from_numpy(tree: Any) -> Any:
 def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
     """Collect ``policy.collect.n_sample`` train samples at a time with the newest weights, and send them.
 
-    Weights are picked up between env steps; a batch carries the oldest weight version any of its steps used.
+    Room for a batch is reserved before it is collected, not after: a collector that has to wait for the learner
+    waits with nothing in hand, and then collects with the newest weights. Weights are picked up between env
+    steps; a batch carries the oldest weight version any of its steps used.
     """
     from ding_lite.envs import make_vector_env
     from ding_lite.worker import SampleCollector
@@ -118,9 +124,11 @@ def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
                                 policy.collect_mode)
     n_sample = cfg.policy.collect.n_sample
     warm_up = spec.warm_up_steps
-    send_s = 0.0
     try:
-        while not endpoint.stopping():
+        while True:
+            t_wait = time.perf_counter()
+            if not endpoint.reserve():
+                return
             t0 = time.perf_counter()
             batches, count, sync_s, oldest, start_step = [], 0, 0.0, version, collector.envstep
             while count < n_sample:
@@ -142,12 +150,10 @@ def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
             message = {
                 "kind": "samples", "rank": spec.rank, "version": oldest, "data": to_numpy(data), "n": count,
                 "env_steps": collector.envstep - start_step, "episodes": collector.episodes.pop_finished(),
-                "timing": {"collect_s": collect_s, "sync_s": sync_s, "send_s": send_s},
+                "timing": {"collect_s": collect_s, "sync_s": sync_s, "wait_s": t0 - t_wait},
             }
-            t_send = time.perf_counter()
             if not endpoint.send(message):
                 return
-            send_s = time.perf_counter() - t_send
     finally:
         collector.close()
 

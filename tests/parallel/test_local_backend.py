@@ -5,7 +5,6 @@ import sys
 import time
 
 import pytest
-import torch
 
 from ding_lite.config import compile_config
 from ding_lite.config.loader import read_config_file
@@ -51,7 +50,7 @@ def test_collector_streams_versioned_batches_and_picks_up_new_weights(setup):
         assert first["version"] == 0 and first["rank"] == 0 and first["n"] == n
         assert first["data"]["obs"].shape == (n, T, 4)
         assert first["env_steps"] == n * T  # every env step of the batch, counted once
-        assert set(first["timing"]) == {"collect_s", "sync_s", "send_s"}
+        assert set(first["timing"]) == {"collect_s", "sync_s", "wait_s"}
         backend.publish(7, {k: v + 1 for k, v in state.items()})
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:  # batches already under way carry the old version

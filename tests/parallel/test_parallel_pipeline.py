@@ -3,7 +3,6 @@ conditions, --resume, a crashed collector's restart, and SAC and ACER behind the
 import os
 
 import pytest
-import torch
 
 from entry_helpers import (CARTPOLE, EVAL_HEADER, RESULT_KEYS, REPO, SMALL_DICT, Cli, assert_user_error, event_files,
                            load_ckpt, read_eval_csv, read_result, read_scalars)
