@@ -201,7 +201,7 @@ class _ParallelRun(RunBase):
                 self.supervise()
                 next_supervise = time.monotonic() + SUPERVISE_EVERY_S
             self.maybe_request_eval()
-            t0 = time.perf_counter()
+            t0, published = time.perf_counter(), self._time["publish_s"]
             for _ in range(min(int(self._budget), learn.update_per_collect)):
                 batch = self.buffer.sample(learn.batch_size, self.learner.train_iter)
                 if batch is None:  # as in serial: updates that find no batch are not made up later
@@ -218,7 +218,7 @@ class _ParallelRun(RunBase):
                     self.save(f"iteration_{it}.pth.tar")
                 if max_train_iter is not None and it >= max_train_iter:
                     break
-            self._time["train_s"] += time.perf_counter() - t0
+            self._time["train_s"] += time.perf_counter() - t0 - (self._time["publish_s"] - published)
 
     def _publish(self) -> None:
         t0 = time.perf_counter()

@@ -17,12 +17,12 @@ class ParallelConfig(Configurable):
         collector_num=None,
         # (int) The learner publishes its weights (a new version) every this many train iterations.
         weight_sync_freq=1,
-        # (int or inf) Samples collected with weights more than this many versions older than the learner's are
+        # (int or inf) Segments collected with weights more than this many versions older than the learner's are
         # dropped on arrival (the buffer's own max_staleness, in train iterations, still applies after that).
         max_staleness=INF,
-        # (int) Sample batches (of policy.collect.n_sample) the collectors together may have under way (being collected,
-        # or sent and not yet taken for training); beyond that they wait (backpressure), which bounds the policy lag.
-        # None: collector_num (one batch per collector).
+        # (int) Segments (the message unit: collector_env_num unrolls) the collectors together may have under way
+        # (being collected, or sent and not yet taken for training); beyond that they wait (backpressure), which
+        # bounds the policy lag. None: collector_num (one segment per collector).
         queue_size=None,
         # (int) Times a crashed worker (collector or evaluator) is restarted before the run fails.
         max_restarts=10,

@@ -5,7 +5,7 @@ A role runs in its own process (a spawned process, or a Ray actor) and talks to 
 and asks whether to stop. The local and Ray backends differ only in how they implement that endpoint.
 
 Messages to the learner:
-    {"kind": "samples", "rank", "version", "data", "n", "env_steps", "episodes", "timing"}
+    {"kind": "samples", "rank", "version", "data", "n", "env_steps", "episodes", "timing"}  (one segment)
     {"kind": "eval", "train_iter", "result"}
     {"kind": "error", "role", "rank", "error"}   (sent by the process wrapper before a crashed role exits)
 """
@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
-from ding_lite.torch_utils import tree_cat, tree_map
+from ding_lite.torch_utils import tree_map
 
 State = Dict[str, torch.Tensor]
 WorkerKey = Tuple[str, int]  # (role, rank)
@@ -104,11 +104,13 @@ def from_numpy(tree: Any) -> Any:
 
 
 def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
-    """Collect ``policy.collect.n_sample`` train samples at a time with the newest weights, and send them.
+    """Collect with the newest weights and send every finished segment (``collector_env_num`` unrolls) at once.
 
-    Room for a batch is reserved before it is collected, not after: a collector that has to wait for the learner
-    waits with nothing in hand, and then collects with the newest weights. Weights are picked up between env
-    steps; a batch carries the oldest weight version any of its steps used.
+    As IMPALA's actors do, a collector sends each segment as soon as it is complete, not a whole
+    ``policy.collect.n_sample`` (which sets only the replay ratio here): smaller messages are fresher. Room for a
+    segment is reserved before it is collected, so a collector that has to wait for the learner waits with nothing
+    in hand and then collects with the newest weights. Weights are picked up between env steps; a segment carries
+    the oldest weight version any of its steps used.
     """
     from ding_lite.envs import make_vector_env
     from ding_lite.worker import SampleCollector
@@ -122,7 +124,6 @@ def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
         return
     collector = SampleCollector(make_vector_env(cfg.env, cfg.env.collector_env_num, spec.seed),
                                 policy.collect_mode)
-    n_sample = cfg.policy.collect.n_sample
     warm_up = spec.warm_up_steps
     try:
         while True:
@@ -130,8 +131,8 @@ def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
             if not endpoint.reserve():
                 return
             t0 = time.perf_counter()
-            batches, count, sync_s, oldest, start_step = [], 0, 0.0, version, collector.envstep
-            while count < n_sample:
+            samples, sync_s, oldest, start_step = None, 0.0, version, collector.envstep
+            while samples is None:
                 if endpoint.stopping():
                     return
                 t_sync = time.perf_counter()
@@ -140,17 +141,12 @@ def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
                     version = got[0]
                     policy.model.load_state_dict(got[1])
                 sync_s += time.perf_counter() - t_sync
-                random_action = collector.envstep < warm_up
-                samples = collector.step(random_action=True) if random_action else collector.step()
-                if samples is not None:
-                    batches.append(samples)
-                    count += leading_dim(samples)
-            data = batches[0] if len(batches) == 1 else tree_cat(batches)
-            collect_s = time.perf_counter() - t0 - sync_s
+                samples = collector.step(random_action=True) if collector.envstep < warm_up else collector.step()
             message = {
-                "kind": "samples", "rank": spec.rank, "version": oldest, "data": to_numpy(data), "n": count,
-                "env_steps": collector.envstep - start_step, "episodes": collector.episodes.pop_finished(),
-                "timing": {"collect_s": collect_s, "sync_s": sync_s, "wait_s": t0 - t_wait},
+                "kind": "samples", "rank": spec.rank, "version": oldest, "data": to_numpy(samples),
+                "n": leading_dim(samples), "env_steps": collector.envstep - start_step,
+                "episodes": collector.episodes.pop_finished(),
+                "timing": {"collect_s": time.perf_counter() - t0 - sync_s, "sync_s": sync_s, "wait_s": t0 - t_wait},
             }
             if not endpoint.send(message):
                 return

@@ -1,6 +1,5 @@
 """IMPALA in parallel mode (one collector process per spare core, as by default; here 1) reaches an evaluation mean
-of 475 on CartPole-v1 within 200k env steps, seeds 0, 1, 2. The learning rate is 3e-4 instead of the serial config's
-5e-4: with a policy lag of about 12 updates, 5e-4 now and then collapses the policy (docs/parallel.md)."""
+of 475 on CartPole-v1 within 200k env steps, seeds 0, 1, 2, with the shipped (serial-tuned) config unchanged."""
 import os
 
 import pytest
@@ -17,7 +16,7 @@ def test_parallel_impala_cartpole_reaches_475(seed, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     config = read_config_file(os.path.join(CONFIGS, "cartpole_impala.py"))
     result = parallel_pipeline(config, seed=seed, max_env_step=200_000, quiet=True,
-                               overrides={"parallel.collector_num": 1, "policy.learn.learning_rate": 3e-4})
+                               overrides={"parallel.collector_num": 1})
     assert result["stop_reason"] == "stop_value", result
     assert result["best_return"] >= 475 and result["env_step"] <= 200_000
     assert result["parallel"]["restarts"] == {}

@@ -39,17 +39,17 @@ def _wait_for(backend, kind, timeout=60.0, samples=True):
     raise AssertionError(f"no '{kind}' message within {timeout} s")
 
 
-def test_collector_streams_versioned_batches_and_picks_up_new_weights(setup):
+def test_collector_streams_versioned_segments_and_picks_up_new_weights(setup):
     cfg, state = setup
     backend = LocalBackend(1, 2, state)
     try:
         backend.publish(0, state)
         backend.start(_spec(cfg))
         (first, *_) = _wait_for(backend, "samples")
-        n, T = cfg.policy.collect.n_sample, cfg.policy.unroll_len
+        n, T = cfg.env.collector_env_num, cfg.policy.unroll_len  # one segment: an unroll of every env
         assert first["version"] == 0 and first["rank"] == 0 and first["n"] == n
         assert first["data"]["obs"].shape == (n, T, 4)
-        assert first["env_steps"] == n * T  # every env step of the batch, counted once
+        assert first["env_steps"] == n * T  # every env step of the segment, counted once
         assert set(first["timing"]) == {"collect_s", "sync_s", "wait_s"}
         backend.publish(7, {k: v + 1 for k, v in state.items()})
         deadline = time.monotonic() + 30
@@ -62,7 +62,7 @@ def test_collector_streams_versioned_batches_and_picks_up_new_weights(setup):
         backend.shutdown()
 
 
-def test_collectors_wait_when_queue_size_batches_are_untaken(setup):
+def test_collectors_wait_when_queue_size_segments_are_under_way(setup):
     cfg, state = setup
     backend = LocalBackend(1, 2, state)
     try:
