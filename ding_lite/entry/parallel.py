@@ -90,7 +90,9 @@ class _ParallelRun(RunBase):
         self._version_iter = {self.version: self.learner.train_iter}  # weight version -> train_iter published at
         self._start_env_step, self._start_train_iter = self.env_step, self.learner.train_iter
         self._wall_at_start = self.logger.wall_time
-        self.backend.publish(self.version, self.policy.model.state_dict())
+        # The state dict's tensors alias the parameters (training updates them in place): built once, read often.
+        self._weights = self.policy.model.state_dict()
+        self.backend.publish(self.version, self._weights)
         self.logger.info(f"{'resuming' if resume else 'starting'} {self.cfg.policy.type} on "
                          f"{self.cfg.env.env_id or self.cfg.env.type} in {os.path.abspath(self.run_dir)}: "
                          f"{self.collector_num} collector(s) and an evaluator ({self.backend.name} backend)")
@@ -178,7 +180,7 @@ class _ParallelRun(RunBase):
         if due and self._eval_pending is None:
             self._eval_pending = (it, self.env_step, copy.deepcopy(self.policy.learn_mode.state_dict()))
             self.last_eval_iter = it
-            self.backend.request_eval(it, self.policy.model.state_dict())
+            self.backend.request_eval(it, self._weights)
 
     # ---- training ------------------------------------------------------------------------------------------------
     def train(self, max_env_step: Optional[int], max_train_iter: Optional[int]) -> str:
@@ -225,7 +227,7 @@ class _ParallelRun(RunBase):
         self.version += 1
         self._version_iter[self.version] = self.learner.train_iter
         self._version_iter.pop(self.version - 10_000, None)
-        self.backend.publish(self.version, self.policy.model.state_dict())
+        self.backend.publish(self.version, self._weights)
         self._time["publish_s"] += time.perf_counter() - t0
 
     def progress(self) -> None:
