@@ -14,12 +14,11 @@ write end, so a dead writer reads as end-of-file.
 import multiprocessing
 import signal
 import time
-import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch.multiprocessing
 
-from .roles import ROLES, State, WorkerKey, WorkerSpec
+from .roles import ROLES, State, WorkerKey, WorkerSpec, run_role
 from .weights import SharedWeights
 
 PARENT_CHECK_S = 0.5  # how often a worker checks that the learner process is still alive
@@ -98,11 +97,7 @@ def _process_main(endpoint: LocalEndpoint, spec: WorkerSpec) -> None:
     """Entry point of a spawned worker: run its role; on an error, tell the learner, then exit with it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the learner, which stops every worker
     try:
-        ROLES[spec.role](endpoint, spec)
-    except BaseException as err:
-        endpoint.send_error({"kind": "error", "role": spec.role, "rank": spec.rank,
-                             "error": f"{type(err).__name__}: {err}", "traceback": traceback.format_exc()})
-        raise
+        run_role(endpoint, spec)
     finally:
         endpoint.conn.close()
 

@@ -10,12 +10,11 @@ import logging
 import os
 import sys
 import time
-import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
 from ding_lite.utils import UserError
 
-from .roles import ROLES, State, WorkerKey, WorkerSpec
+from .roles import State, WorkerKey, WorkerSpec, run_role
 from .weights import cpu_state
 
 POLL_EVERY_S = 0.002  # a worker asks the hub for news at most this often
@@ -132,7 +131,7 @@ class RayEndpoint:
     def send_error(self, message: Dict[str, Any]) -> None:
         try:
             self.ray.get(self.hub.put.remote(self.role, self.rank, message), timeout=5)
-        except Exception:
+        except Exception:  # the hub may be gone; the actor's failure still tells the learner
             pass
 
 
@@ -140,13 +139,7 @@ class RoleActor:
     """Runs one worker role (a Ray actor; the same role functions as the local backend's processes)."""
 
     def run(self, hub, spec: WorkerSpec) -> None:
-        endpoint = RayEndpoint(hub, spec.role, spec.rank)
-        try:
-            ROLES[spec.role](endpoint, spec)
-        except BaseException as err:
-            endpoint.send_error({"kind": "error", "role": spec.role, "rank": spec.rank,
-                                 "error": f"{type(err).__name__}: {err}", "traceback": traceback.format_exc()})
-            raise
+        run_role(RayEndpoint(hub, spec.role, spec.rank), spec)
 
 
 def _user_paths() -> List[str]:

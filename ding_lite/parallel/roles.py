@@ -7,10 +7,11 @@ and asks whether to stop. The local and Ray backends differ only in how they imp
 Messages to the learner:
     {"kind": "samples", "rank", "version", "data", "n", "env_steps", "episodes", "timing"}  (one segment)
     {"kind": "eval", "train_iter", "result"}
-    {"kind": "error", "role", "rank", "error"}   (sent by the process wrapper before a crashed role exits)
+    {"kind": "error", "role", "rank", "error", "traceback"}   (sent by ``run_role`` before a crashed role exits)
 """
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Protocol, Tuple
 
@@ -47,6 +48,9 @@ class Endpoint(Protocol):
 
     def send(self, message: Dict[str, Any]) -> bool:
         """Hand a message to the learner (a sample batch needs a ``reserve`` first). False if it was dropped."""
+
+    def send_error(self, message: Dict[str, Any]) -> None:
+        """Report a worker's error; best effort, as the worker is about to exit."""
 
 
 @dataclass
@@ -182,4 +186,15 @@ def run_evaluator(endpoint: Endpoint, spec: WorkerSpec) -> None:
 
 
 ROLES = {"collector": run_collector, "evaluator": run_evaluator}
+
+
+def run_role(endpoint: Endpoint, spec: WorkerSpec) -> None:
+    """Run ``spec.role``; if it raises, report the error to the learner (best effort), then re-raise it, so the
+    worker exits with it and the learner restarts the worker naming the cause."""
+    try:
+        ROLES[spec.role](endpoint, spec)
+    except BaseException as err:
+        endpoint.send_error({"kind": "error", "role": spec.role, "rank": spec.rank,
+                             "error": f"{type(err).__name__}: {err}", "traceback": traceback.format_exc()})
+        raise
 
