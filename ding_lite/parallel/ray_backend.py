@@ -17,8 +17,9 @@ from ding_lite.utils import UserError
 from .roles import State, WorkerKey, WorkerSpec, run_role
 from .weights import cpu_state
 
-POLL_EVERY_S = 0.002  # a worker asks the hub for news at most this often
+POLL_EVERY_S = 0.01  # a worker asks the hub for news at most this often (the hub serves every worker)
 SEND_WAIT_S = 0.001
+NEWS_POLL_S = 0.05  # the learner asks for evaluator results at most this often while it is busy training
 
 
 def _import_ray():
@@ -90,7 +91,12 @@ class RayEndpoint:
         self._next_poll = 0.0
 
     def _refresh(self) -> None:
-        """Read the hub's answer if it is in, and keep one request in flight."""
+        """Read the hub's answer if it is in, and keep one request in flight; at most every POLL_EVERY_S (a
+        ``ray.wait`` costs tens of microseconds, too much for every env step)."""
+        now = time.monotonic()
+        if now < self._next_poll:
+            return
+        self._next_poll = now + POLL_EVERY_S
         if self._pending is not None:
             ready, _ = self.ray.wait([self._pending], timeout=0)
             if not ready:
@@ -99,9 +105,7 @@ class RayEndpoint:
             self._pending = None
             if news is not None and news[0] > self._seen:
                 self._news = news
-        now = time.monotonic()
-        if self._pending is None and now >= self._next_poll:
-            self._next_poll = now + POLL_EVERY_S
+        if self._pending is None:
             self._pending = self.hub.poll.remote(self.role, self._seen)
 
     def stopping(self) -> bool:
@@ -173,6 +177,7 @@ class RayBackend:
         self._workers: Dict[WorkerKey, Tuple[Any, Any]] = {}  # key -> (actor, future of its run)
         self._errors: Dict[WorkerKey, str] = {}
         self._stopped = False
+        self._next_news_poll = 0.0
 
     def start(self, spec: WorkerSpec) -> None:
         key = (spec.role, spec.rank)
@@ -196,6 +201,10 @@ class RayBackend:
 
     def poll(self, timeout: float = 0.0, samples: bool = True) -> List[Dict[str, Any]]:
         deadline = time.monotonic() + timeout
+        if not samples and timeout == 0.0:  # only evaluator news is wanted: a round trip at most every 50 ms
+            if deadline < self._next_news_poll:
+                return []
+            self._next_news_poll = deadline + NEWS_POLL_S
         while True:
             messages = self.ray.get(self._hub.take.remote(samples))
             for message in messages:
@@ -203,7 +212,7 @@ class RayBackend:
                     self._errors[(message["role"], message["rank"])] = message["error"]
             if messages or time.monotonic() >= deadline:
                 return messages
-            time.sleep(0.001)
+            time.sleep(0.002)
 
     def failed(self) -> List[Tuple[WorkerKey, str]]:
         if self._stopped:
