@@ -29,8 +29,8 @@ main_config = dict(
             batch_size=32,
             # 2e-4, not 5e-4: at 5e-4 about one parallel run in 15 (and the slow tail of serial seeds) saw the policy
             # collapse to a single action (entropy ~1e-7, return 9), from which the policy gradient cannot recover.
-            # Over 30 serial seeds and 60 parallel runs, 2e-4 reached 475 in every run, within 33k env steps
-            # (benchmarks/impala_cartpole_learning.py, docs/benchmarks.md).
+            # At 2e-4 every run reached 475: 30 serial seeds (slowest 32.5k env steps) and 60 parallel runs (slowest
+            # 111k) (benchmarks/impala_cartpole_learning.py, docs/benchmarks.md).
             learning_rate=0.0002,
             value_weight=0.5,
             entropy_weight=0.01,
