@@ -15,16 +15,15 @@ component checks its own section's values. Every user mistake is a ``ConfigError
 unknown type) whose message starts with the full key path.
 """
 import os
-from typing import Any, Mapping, Optional, Tuple, Union
+from typing import Any, List, Mapping, Optional, Tuple, Union
 
 from easydict import EasyDict
 
 from ding_lite.utils.dict_tools import deep_merge, to_plain
 from ding_lite.utils.errors import ConfigError, UserError
-from ding_lite.utils.registry import import_modules
 
 from .create import check_create_config, place_types, resolve_types
-from .defaults import SECTION_PATHS, build_defaults, import_builtins
+from .defaults import BUILTIN_MODULES, SECTION_PATHS, build_defaults
 from .overrides import normalize_overrides
 from .save import save_config_py
 from .validate import check_values, config_error, validate_layer
@@ -108,15 +107,16 @@ def total_config_path(save_path: str) -> str:
     return save_path if save_path.endswith(".py") else os.path.join(save_path, "total_config.py")
 
 
-def import_config_modules(cfg: Mapping) -> None:
-    """Import ding_lite's components and every section's ``import_names`` of a compiled config.
+def config_imports(cfg: Mapping) -> List[Tuple[List[str], str]]:
+    """The modules a fresh process imports before it looks a type of compiled ``cfg`` up in a registry, as
+    ``(module names, where they come from)``: ding_lite's own components, then every section's ``import_names``.
 
-    A freshly spawned process (a parallel collector, say) needs this before it looks a type up in a registry: the
-    registrations made while compiling happened in the parent process only.
-    """
-    import_builtins()
-    for name, path in SECTION_PATHS.items():
+    A spawned process (a parallel collector, say) needs them: the registrations made while compiling happened in
+    the parent process only."""
+    imports = [(list(BUILTIN_MODULES), "ding_lite")]
+    for path in SECTION_PATHS.values():
         section = cfg
         for key in path:
             section = section[key]
-        import_modules(section["import_names"], ".".join(path) + ".import_names")
+        imports.append((list(section["import_names"] or []), ".".join(path) + ".import_names"))
+    return imports

@@ -22,6 +22,8 @@ from ding_lite.utils.dict_tools import Configurable, deep_merge, to_plain
 from ding_lite.utils.registry import (BUFFER_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY,
                                       POLICY_REGISTRY, import_modules)
 
+from .parallel import ParallelConfig
+
 # Modules whose import registers ding_lite's built-in components.
 BUILTIN_MODULES = ("ding_lite.envs", "ding_lite.model", "ding_lite.policy", "ding_lite.data", "ding_lite.worker")
 
@@ -146,7 +148,6 @@ def build_defaults(types: Dict[str, Tuple[Optional[str], List[str]]], user_polic
     import_builtins()
     for _, import_names in types.values():
         import_modules(import_names)
-    from ding_lite.parallel.config import ParallelConfig
     from ding_lite.worker import Evaluator, Learner, SampleCollector
 
     policy_type = types["policy"][0]

@@ -10,6 +10,7 @@ from ding_lite.config import compile_config
 from ding_lite.envs import EnvSpec, env_factory, make_vector_env
 from ding_lite.policy import Policy
 from ding_lite.torch_utils.threads import auto_threads, available_cores
+from ding_lite.utils.seed import EVAL_SEED_OFFSET
 from ding_lite.utils import BUFFER_REGISTRY, POLICY_REGISTRY, ConfigError, UserError
 
 ConfigInput = Union[dict, Tuple[dict, dict]]
@@ -54,9 +55,9 @@ class Components:
 
 def build(cfg: EasyDict, seed: int, model: Optional[torch.nn.Module] = None, collect: bool = True,
           enable_field: Sequence[str] = ("learn", "collect", "eval")) -> Components:
-    """Create the vector envs (collector seeded ``seed``, evaluator ``seed + 10_000``) and the policy."""
+    """Create the vector envs (collector seeded ``seed``, evaluator ``seed + EVAL_SEED_OFFSET``) and the policy."""
     collector_env = make_vector_env(cfg.env, cfg.env.collector_env_num, seed) if collect else None
-    evaluator_env = make_vector_env(cfg.env, cfg.env.evaluator_env_num, seed + 10_000)
+    evaluator_env = make_vector_env(cfg.env, cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET)
     probe = collector_env or evaluator_env
     spec = EnvSpec.from_spaces(probe.single_observation_space, probe.single_action_space)
     resolve_env_spaces(cfg, spec)

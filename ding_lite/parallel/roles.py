@@ -5,7 +5,7 @@ A role runs in its own process (a spawned process, or a Ray actor) and talks to 
 and asks whether to stop. The local and Ray backends differ only in how they implement that endpoint.
 
 Messages to the learner:
-    {"kind": "samples", "rank", "version", "data", "n", "env_steps", "episodes", "timing"}  (one segment)
+    {"kind": "samples", "rank", "version", "data", "warm_up", "n", "env_steps", "episodes", "timing"}  (a segment)
     {"kind": "eval", "train_iter", "result"}
     {"kind": "error", "role", "rank", "error", "traceback"}   (sent by ``run_role`` before a crashed role exits)
 """
@@ -25,12 +25,9 @@ from ding_lite.torch_utils.threads import worker_threads
 State = Dict[str, torch.Tensor]
 WorkerKey = Tuple[str, int]  # (role, rank)
 
-# Seeds of worker processes: collector ``rank`` after ``restarts`` restarts, resumed at ``env_step``, uses
-# ``seed + SEED_STRIDE * (rank + 1) + RESTART_STRIDE * restarts + env_step``; the evaluator uses ``seed + 10_000`` as in
-# the serial pipeline.
+# Seed strides of worker processes (see ``ding_lite.parallel.transport.WorkerTransport``).
 SEED_STRIDE = 1_000
 RESTART_STRIDE = 100_000
-EVAL_SEED_OFFSET = 10_000
 IDLE_SLEEP_S = 0.002
 
 
@@ -65,17 +62,19 @@ class WorkerSpec:
     model: Optional[torch.nn.Module] = None  # a CPU copy of a user-given model, else None (built from cfg)
     warm_up_steps: int = 0  # env steps of uniformly random actions first (policy.random_collect_size, split)
     sys_path: List[str] = field(default_factory=list)  # the learner's sys.path entries, for import_names
+    # (module names, config path) to import before a registry lookup: ding_lite's components and import_names
+    imports: List[Tuple[List[str], str]] = field(default_factory=list)
 
 
 def prepare_worker(spec: WorkerSpec) -> None:
     """Make a fresh process ready: the learner's import paths, registries, torch threads and seeds."""
-    from ding_lite.config.compile import import_config_modules
-    from ding_lite.utils import set_seed
+    from ding_lite.utils import import_modules, set_seed
 
     for entry in reversed(spec.sys_path):
         if entry not in sys.path:
             sys.path.insert(0, entry)
-    import_config_modules(spec.cfg)
+    for names, where in spec.imports:
+        import_modules(names, where)
     torch.set_num_threads(worker_threads(spec.cfg.torch_threads))
     set_seed(spec.seed)
 
@@ -149,6 +148,7 @@ def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
                 samples = collector.step(random_action=True) if collector.envstep < warm_up else collector.step()
             message = {
                 "kind": "samples", "rank": spec.rank, "version": oldest, "data": to_numpy(samples),
+                "warm_up": start_step < warm_up,
                 "n": leading_dim(samples), "env_steps": collector.envstep - start_step,
                 "episodes": collector.episodes.pop_finished(),
                 "timing": {"collect_s": time.perf_counter() - t0 - sync_s, "sync_s": sync_s, "wait_s": t0 - t_wait},

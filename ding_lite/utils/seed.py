@@ -5,6 +5,9 @@ from typing import Dict
 import numpy as np
 import torch
 
+# The evaluator's envs are seeded ``seed + EVAL_SEED_OFFSET``, apart from every collector's (serial and parallel).
+EVAL_SEED_OFFSET = 10_000
+
 
 def set_seed(seed: int) -> None:
     """Seed Python's, NumPy's and torch's global generators."""

@@ -454,11 +454,24 @@ def test_user_env_buffer_and_kwargs_model(registry_cleanup):
 
 
 def test_compiled_config_compiles_to_itself():
-    from ding_lite.config import import_config_modules
-
     cfg = compile_config(MAIN, CREATE, ["env.kwargs.sutton_barto_reward=True"])
     assert compile_config(cfg) == cfg
-    import_config_modules(cfg)  # what a spawned worker process runs before its registry lookups
+
+
+def test_config_imports_name_what_a_fresh_process_needs():
+    """A spawned worker imports ding_lite's components, then each section's import_names (with where they come
+    from, for the error message) before its registry lookups."""
+    from ding_lite.config import config_imports
+
+    cfg = compile_config(MAIN, CREATE)
+    cfg.policy.import_names = ["my_pkg.my_policy"]
+    imports = config_imports(cfg)
+    assert imports[0] == (["ding_lite.envs", "ding_lite.model", "ding_lite.policy", "ding_lite.data",
+                           "ding_lite.worker"], "ding_lite")
+    assert (["my_pkg.my_policy"], "policy.import_names") in imports
+    assert {where for _, where in imports[1:]} == {"policy.import_names", "policy.model.import_names",
+                                                   "env.import_names", "env.manager.import_names",
+                                                   "policy.other.replay_buffer.import_names"}
 
 
 def test_every_problem_is_reported_at_once_sorted_by_path():

@@ -151,18 +151,18 @@ def test_resume_continues_counters_logs_and_state(cli, in_tmp, monkeypatch):
     _wait_next_second(run)
 
     # record what the resumed run holds right after restoring ckpt_last
-    from ding_lite.entry import serial as serial_module
+    from ding_lite.entry.training_loop import TrainingRun
     restored = {}
-    original_restore = serial_module._Run._restore
+    original_restore = TrainingRun._restore
 
     def spy_restore(self, path, state):
         out = original_restore(self, path, state)
         restored["policy"] = copy.deepcopy(self.policy.learn_mode.state_dict())  # live tensors
         restored["rng"] = get_rng_state()
-        restored["train_iter"], restored["env_step"] = self.learner.train_iter, self.collector.envstep
+        restored["train_iter"], restored["env_step"] = self.learner.train_iter, self.env_step
         return out
 
-    monkeypatch.setattr(serial_module._Run, "_restore", spy_restore)
+    monkeypatch.setattr(TrainingRun, "_restore", spy_restore)
     res = cli.train("--resume", env_step=3000)
     assert res.exit_code == 0, res.output
 

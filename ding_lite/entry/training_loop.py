@@ -1,0 +1,260 @@
+"""The training loop, written once for the serial and the parallel pipeline: they differ only in their transport
+(``ding_lite.worker.transport``), i.e. where samples come from and where weights and evaluations go.
+
+One pass of the loop: evaluate when due (``policy.eval.evaluator.eval_freq`` train iterations; in place for the
+serial pipeline, on a snapshot of the weights for the parallel one), check the stop rules, take in samples when the
+update allowance is used up, then train. The replay ratio is the same in both pipelines: every
+``policy.collect.n_sample`` samples that arrive allow ``policy.learn.update_per_collect`` updates of
+``policy.learn.batch_size``; warm-up samples (``policy.random_collect_size`` env steps of uniformly random actions,
+at the start of a fresh run) fill the buffer and allow none. An update that finds no batch is not made up later.
+"""
+import collections
+import copy
+import os
+import time
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from easydict import EasyDict
+
+from ding_lite.policy import Policy
+from ding_lite.utils.signals import stop_signals_as_interrupts
+from ding_lite.worker import Learner, Throughput
+from ding_lite.worker.transport import Arrival, Transport
+
+from .build import build_buffer
+from .run_base import NORMAL_STOPS, RunBase
+from .run_dir import acquire_run_dir, resumable
+
+SUPERVISE_EVERY_S = 0.1
+PENDING_EVAL_TIMEOUT_S = 60.0
+VERSIONS_KEPT = 10_000  # weight version -> train_iter entries kept (to date the samples collected with them)
+
+
+def warm_up_steps(cfg: EasyDict) -> int:
+    """``policy.random_collect_size`` for policies that declare it (SAC), else 0."""
+    return cfg.policy.random_collect_size if "random_collect_size" in cfg.policy else 0
+
+
+class TrainingRun(RunBase):
+    """One training run: the learner, its replay buffer and the loop, fed by ``transport``."""
+
+    def __init__(self, cfg: EasyDict, seed: int, run_dir: str, policy: Policy, transport: Transport) -> None:
+        super().__init__(cfg, seed, run_dir)
+        self.policy, self.transport = policy, transport
+        self.logger = None
+        self.env_step, self.last_eval_iter, self.version = 0, None, 0
+        self._budget = 0.0  # updates the samples received so far allow
+        self._eval_pending: Optional[tuple] = None  # (train_iter, env_step, policy state) being evaluated
+        self._stop_value_reached = False
+        self._time: Dict[str, float] = collections.defaultdict(float)  # train, wait, ingest, publish
+        self._version_iter: Dict[int, int] = {}
+
+    def extra_counters(self) -> Dict[str, Any]:
+        return {"weight_version": self.version}
+
+    def load_extra_counters(self, counters: Dict[str, Any]) -> None:
+        self.version = int(counters.get("weight_version", 0))
+
+    # ---- start ---------------------------------------------------------------------------------------------------
+    def start(self, resume_from: Optional[Tuple[str, Dict[str, Any]]], quiet: bool) -> None:
+        """Build the buffer and learner, open the run directory (fresh or resumed), start the transport's actors
+        and release them with the first weights."""
+        self.buffer = build_buffer(self.cfg, self.seed)
+        self.learner = Learner(self.policy.learn_mode, check_finite=self.cfg.policy.learn.learner.check_finite)
+        self.open(resume_from, quiet)
+        self._version_iter = {self.version: self.learner.train_iter}
+        self._start_at = (self.env_step, self.learner.train_iter, self.logger.wall_time)
+        # The state dict's tensors alias the parameters (training updates them in place): built once, read often.
+        self._weights = self.policy.model.state_dict()
+        warm_up = warm_up_steps(self.cfg) if self.env_step == 0 else 0
+        self.logger.info(f"{'resuming' if resume_from else 'starting'} {self.cfg.policy.type} on "
+                         f"{self.cfg.env.env_id or self.cfg.env.type} in {os.path.abspath(self.run_dir)}: "
+                         f"{self.transport.description}")
+        self.transport.launch(self.env_step, warm_up, self.logger)
+        self.transport.publish(self.version, self._weights)
+        if warm_up:
+            self.logger.info(f"warm-up: {warm_up:,} env steps of uniformly random actions first")
+        self.receive(0.0, samples=False)  # what is ready already (the serial warm-up), before the first evaluation
+
+    # ---- the loop ------------------------------------------------------------------------------------------------
+    def train(self, max_env_step: Optional[int], max_train_iter: Optional[int]) -> str:
+        """Run until a stop rule holds; returns the stop reason."""
+        self.throughput = Throughput(self.env_step, self.learner.train_iter)
+        self.logger.start_progress(max_env_step, self.env_step)
+        self._last_progress = time.perf_counter()
+        next_supervise = 0.0
+        while True:
+            self.maybe_evaluate()
+            if self._stop_value_reached:
+                return "stop_value"
+            if max_env_step is not None and self.env_step >= max_env_step:
+                return "max_env_step"
+            if max_train_iter is not None and self.learner.train_iter >= max_train_iter:
+                return "max_train_iter"
+            # Take samples only when the allowance of updates is used up: samples left untaken hold a parallel
+            # collector back (backpressure), which bounds the policy lag.
+            hungry = self._budget < 1
+            self.receive(0.002 if hungry else 0.0, samples=hungry)
+            if time.monotonic() >= next_supervise:
+                self.transport.supervise(self.env_step)
+                next_supervise = time.monotonic() + SUPERVISE_EVERY_S
+            self.update(max_train_iter)
+
+    def receive(self, timeout: float, samples: bool) -> None:
+        t0 = time.perf_counter()
+        arrivals, evals = self.transport.receive(timeout, samples)
+        t1 = time.perf_counter()
+        self._time["ingest_s" if arrivals or evals else "wait_s"] += t1 - t0
+        for arrival in arrivals:
+            self._ingest(arrival)
+        for train_iter, result in evals:
+            self._on_eval(train_iter, result)
+        self._time["ingest_s"] += time.perf_counter() - t1
+
+    def _ingest(self, arrival: Arrival) -> None:
+        self.env_step += arrival.env_steps
+        self.log_episodes(arrival.episodes, self.env_step)
+        if arrival.data is None:  # dropped by the transport (too stale)
+            return
+        collect_iter = self._version_iter.get(arrival.version, self.learner.train_iter)
+        self.buffer.push(arrival.data, self.env_step, collect_iter=collect_iter)
+        if not arrival.warm_up:
+            self._budget += self.cfg.policy.learn.update_per_collect * arrival.n / self.cfg.policy.collect.n_sample
+
+    def update(self, max_train_iter: Optional[int]) -> None:
+        """Up to ``update_per_collect`` updates of the allowance; weights published, progress and checkpoints."""
+        learn, hook = self.cfg.policy.learn, self.cfg.policy.learn.learner.hook
+        t0, published = time.perf_counter(), self._time["publish_s"]
+        for _ in range(min(int(self._budget), learn.update_per_collect)):
+            batch = self.buffer.sample(learn.batch_size, self.learner.train_iter)
+            if batch is None:
+                self._budget = 0.0
+                break
+            self.learner.train(batch)
+            self._budget -= 1
+            it = self.learner.train_iter
+            if it % self.transport.weight_sync_freq == 0:
+                self._publish()
+            if it % hook.log_show_after_iter == 0:
+                self.progress()
+            self.after_update()
+            if max_train_iter is not None and it >= max_train_iter:
+                break
+        self._time["train_s"] += time.perf_counter() - t0 - (self._time["publish_s"] - published)
+
+    def _publish(self) -> None:
+        t0 = time.perf_counter()
+        self.version += 1
+        self._version_iter[self.version] = self.learner.train_iter
+        self._version_iter.pop(self.version - VERSIONS_KEPT, None)
+        self.transport.publish(self.version, self._weights)
+        self._time["publish_s"] += time.perf_counter() - t0
+
+    # ---- evaluation ----------------------------------------------------------------------------------------------
+    def maybe_evaluate(self) -> None:
+        """Evaluate the current weights when due and no evaluation is under way (one at a time)."""
+        it = self.learner.train_iter
+        due = self.last_eval_iter is None or it - self.last_eval_iter >= self.cfg.policy.eval.evaluator.eval_freq
+        if not due or self._eval_pending is not None:
+            return
+        self.last_eval_iter = it
+        if self.transport.evaluates_in_place:
+            self._record(it, self.env_step, self.transport.request_eval(it, self._weights))
+        else:  # keep the weights evaluated: they become ckpt_best if they score best
+            self._eval_pending = (it, self.env_step, copy.deepcopy(self.policy.learn_mode.state_dict()))
+            self.transport.request_eval(it, self._weights)
+
+    def _on_eval(self, train_iter: int, result: Dict[str, float]) -> None:
+        pending = self._eval_pending
+        if pending is None or train_iter != pending[0]:
+            return  # an answer to a request since replaced (after an evaluator restart)
+        self._eval_pending = None
+        self._record(pending[0], pending[1], result, pending[2])
+
+    def _record(self, train_iter: int, env_step: int, result: Dict[str, float],
+                policy_state: Optional[Dict[str, Any]] = None) -> None:
+        if self.record_eval(train_iter, env_step, result, policy_state):
+            self._stop_value_reached = True
+
+    def await_eval(self, timeout: float) -> None:
+        """Let an evaluation under way finish and be recorded (up to ``timeout`` s), so none is lost at a stop."""
+        deadline = time.monotonic() + timeout
+        while self._eval_pending is not None and time.monotonic() < deadline:
+            self.receive(0.01, samples=False)
+            self.transport.supervise(self.env_step)
+
+    # ---- progress and the end ------------------------------------------------------------------------------------
+    def progress(self) -> None:
+        now = time.perf_counter()
+        dt, self._last_progress = max(now - self._last_progress, 1e-9), now
+        speed = self.throughput(self.env_step, self.learner.train_iter)
+        self.logger.scalars("learner", self.learner.pop_means() or {}, self.learner.train_iter, axis="train_iter")
+        self.logger.scalars("speed", speed, self.env_step)
+        self.logger.scalars("buffer", {"size": len(self.buffer)}, self.env_step)
+        rates, detail, short = self.transport.progress(dt, self.env_step)
+        self.logger.progress(f"env_step {self.env_step:,} | train_iter {self.learner.train_iter:,} | "
+                             f"{speed['env_step_per_s']:,.0f} env steps/s{rates} | "
+                             f"{speed['train_iter_per_s']:,.1f} it/s{detail} | eval {self.eval_text()} | "
+                             f"{self.logger.wall_time:.1f} s", self.env_step,
+                             f"train_iter {self.learner.train_iter:,}, {speed['train_iter_per_s']:,.1f} it/s{short}, "
+                             f"eval {self.eval_text()}")
+
+    def summary(self) -> Dict[str, Any]:
+        """What the transport adds to result.json, given the run's speeds and where the learner's time went."""
+        env_step0, train_iter0, wall0 = getattr(self, "_start_at", (self.env_step, 0, 0.0))
+        wall = max(self.logger.wall_time - wall0, 1e-9)
+        return self.transport.summary({
+            "env_step_per_s": round((self.env_step - env_step0) / wall, 1),
+            "train_iter_per_s": round((self.learner.train_iter - train_iter0) / wall, 1),
+            "learner_time_s": {k: round(v, 3) for k, v in self._time.items()},
+            "run_s": round(wall, 3),
+        })
+
+    def finish(self, stop_reason: str) -> Dict[str, Any]:
+        """Record an evaluation under way, stop the actors, evaluate the final weights (on a normal stop that did not
+        come from an evaluation), then ckpt_last and result.json."""
+        if stop_reason in NORMAL_STOPS:
+            self.await_eval(PENDING_EVAL_TIMEOUT_S)
+        self.transport.stop()
+        it = self.learner.train_iter
+        if stop_reason in NORMAL_STOPS and stop_reason != "stop_value" and self.last_eval_iter != it:
+            self.last_eval_iter = it
+            self._record(it, self.env_step, self.transport.evaluate_now(it))
+        return self.write_result(stop_reason, **self.summary())
+
+    def close(self) -> None:
+        self.transport.close()
+        if self.logger is not None:
+            self.logger.close()
+
+
+def run_training(run_dir: str, resume: bool, quiet: bool, make_run: Callable[[], TrainingRun],
+                 max_env_step: Optional[int], max_train_iter: Optional[int]) -> Tuple[TrainingRun, Dict[str, Any]]:
+    """Train the run ``make_run()`` builds in ``run_dir``, holding the directory's lock throughout; returns the run
+    and result.json's content.
+
+    Ctrl-C and SIGTERM stop it cleanly: the actors stop, ckpt_last and result.json are written, then
+    KeyboardInterrupt propagates. Any other error first keeps what was learnt (see ``RunBase.fail``)."""
+    lock = acquire_run_dir(run_dir, resume)
+    run = None
+    try:
+        resume_from = resumable(run_dir) if resume else None
+        with stop_signals_as_interrupts():
+            run = make_run()
+            try:
+                run.start(resume_from, quiet)
+                stop_reason = run.train(max_env_step, max_train_iter)
+            except KeyboardInterrupt:
+                if run.logger is not None:
+                    run.finish("interrupted")
+                raise
+            except Exception as err:
+                if run.logger is None:  # nothing written yet
+                    raise
+                run.transport.stop()
+                raise run.fail(err, **run.summary()) from None
+            return run, run.finish(stop_reason)
+    finally:
+        if run is not None:
+            run.close()
+        lock.release(remove_if_unused=True)

@@ -1,0 +1,203 @@
+"""The parallel pipeline's transport: collector and evaluator workers (spawned processes or Ray actors) that stream
+samples to the learner and receive versioned weights; written against ``ding_lite.worker.transport.Transport``.
+
+Collectors never wait for weights: they pick up the newest between env steps, and a segment carries the oldest
+weight version it acted with. Segments more than ``parallel.max_staleness`` versions behind are dropped on arrival
+(their env steps still count). Workers that crash are restarted, at most ``parallel.max_restarts`` times each; a
+worker stopped by bad input (a ``UserError``: a non-finite observation, a bad env) stops the run instead.
+"""
+import collections
+import copy
+import math
+import sys
+from typing import Any, Dict, List, Sequence, Tuple
+
+import numpy as np
+from easydict import EasyDict
+
+from ding_lite.envs import make_vector_env
+from ding_lite.policy import Policy
+from ding_lite.utils import UserError
+from ding_lite.utils.dict_tools import to_plain
+from ding_lite.utils.seed import EVAL_SEED_OFFSET
+from ding_lite.worker import Evaluator
+from ding_lite.worker.transport import Arrival, State
+
+from .roles import RESTART_STRIDE, SEED_STRIDE, WorkerSpec, from_numpy
+
+SHUTDOWN_TIMEOUT_S = 3.0
+
+
+def _user_error_names() -> set:
+    names, todo = set(), [UserError]
+    while todo:
+        cls = todo.pop()
+        names.add(cls.__name__)
+        todo.extend(cls.__subclasses__())
+    return names
+
+
+USER_ERRORS = _user_error_names()  # a worker's error of these types stops the run instead of a restart
+
+
+def make_backend(pcfg: EasyDict, template: State):
+    """The worker transport named by ``parallel.backend``: 'local' processes or 'ray' actors."""
+    if pcfg.backend == "ray":
+        from .ray_backend import RayBackend
+        return RayBackend(pcfg, template)
+    from .local import LocalBackend
+    return LocalBackend(pcfg.collector_num, pcfg.queue_size, template)
+
+
+class WorkerTransport:
+    """Samples from ``parallel.collector_num`` collector workers; evaluations by one evaluator worker.
+
+    ``policy`` is the learner's (its model is the weight template; its eval mode runs the final evaluation here).
+    ``imports`` are the ``(module names, config path)`` pairs a fresh worker imports before it looks a type up in a
+    registry (ding_lite's components and the config's ``import_names``). ``model_given``: the user handed the
+    pipeline a model instance, so the workers get a CPU copy of it instead of building one from the config."""
+
+    evaluates_in_place = False
+
+    def __init__(self, cfg: EasyDict, seed: int, policy: Policy, imports: Sequence[Tuple[List[str], str]],
+                 model_given: bool = False) -> None:
+        self.cfg, self.pcfg, self.seed, self.policy = cfg, cfg.parallel, seed, policy
+        self.name = cfg.parallel.backend
+        self.weight_sync_freq = cfg.parallel.weight_sync_freq
+        self.description = (f"{self.collector_num} collector(s) and an evaluator ({self.name} backend)")
+        self._worker_cfg = EasyDict(to_plain(cfg))
+        self._worker_cfg.policy.cuda = False  # workers act on the CPU; the learner may use the GPU
+        self._model_copy = copy.deepcopy(policy.model).cpu() if model_given else None
+        self._imports = [(list(names), where) for names, where in imports]
+        self.backend = None
+        self.logger = None
+        self.version = 0
+        self._warm_up_steps = 0
+        self.restarts: Dict[str, int] = collections.Counter()
+        # Statistics since the last progress line, and for the whole run.
+        self._lags: List[int] = []
+        self.lag_counts: Dict[int, int] = collections.Counter()
+        self.dropped_stale = 0
+        self._rank_steps: Dict[int, int] = collections.Counter()
+        self._worker_time: Dict[str, float] = collections.defaultdict(float)  # collectors: collect, sync, send
+
+    @property
+    def collector_num(self) -> int:
+        return self.pcfg.collector_num
+
+    # ---- workers -------------------------------------------------------------------------------------------------
+    def launch(self, env_step: int, warm_up_steps: int, logger) -> None:
+        self.logger, self._warm_up_steps = logger, warm_up_steps
+        self.backend = make_backend(self.pcfg, self.policy.model.state_dict())
+        for rank in range(self.collector_num):
+            self.backend.start(self._spec("collector", rank, env_step))
+        self.backend.start(self._spec("evaluator", 0, env_step))
+
+    def _spec(self, role: str, rank: int, env_step: int) -> WorkerSpec:
+        """Collector ``rank`` after ``restarts`` restarts, at ``env_step``, is seeded ``seed + SEED_STRIDE * (rank + 1)
+        + RESTART_STRIDE * restarts + env_step``; the evaluator ``seed + EVAL_SEED_OFFSET`` (+ restarts)."""
+        restarts = self.restarts[f"{role}{rank}"]
+        if role == "evaluator":
+            seed, warm_up = self.seed + EVAL_SEED_OFFSET + RESTART_STRIDE * restarts, 0
+        else:
+            seed = self.seed + SEED_STRIDE * (rank + 1) + RESTART_STRIDE * restarts + env_step
+            warm_up = 0 if restarts else math.ceil(self._warm_up_steps / self.collector_num)
+        return WorkerSpec(role, rank, self._worker_cfg, seed, self._model_copy, warm_up, list(sys.path),
+                          self._imports)
+
+    def supervise(self, env_step: int) -> None:
+        for (role, rank), reason in self.backend.failed():
+            name = f"{role}{rank}"
+            self.restarts[name] += 1
+            count, limit = self.restarts[name], self.pcfg.max_restarts
+            if reason.split(":", 1)[0] in USER_ERRORS:  # bad input (an env's NaN, a config): a restart repeats it
+                raise UserError(f"{role} {rank} stopped: {reason}")
+            if count > limit:
+                raise UserError(f"{role} {rank} crashed {count} times (parallel.max_restarts={limit}); last: "
+                                f"{reason}")
+            self.logger.info(f"{role} {rank} crashed ({reason}); restarting it (restart {count} of at most {limit})")
+            self.logger.scalars("parallel", {"restarts": sum(self.restarts.values())}, env_step)
+            self.backend.start(self._spec(role, rank, env_step))
+
+    # ---- weights and messages ------------------------------------------------------------------------------------
+    def publish(self, version: int, weights: State) -> None:
+        self.version = version
+        self.backend.publish(version, weights)
+
+    def request_eval(self, train_iter: int, weights: State) -> None:
+        self.backend.request_eval(train_iter, weights)
+
+    def receive(self, timeout: float, samples: bool) -> Tuple[List[Arrival], List[Tuple[int, Dict[str, float]]]]:
+        arrivals, evals = [], []
+        for message in self.backend.poll(timeout, samples):
+            if message["kind"] == "samples":
+                arrivals.append(self._arrival(message))
+            elif message["kind"] == "eval":
+                evals.append((message["train_iter"], message["result"]))
+        return arrivals, evals
+
+    def _arrival(self, message: Dict[str, Any]) -> Arrival:
+        lag = self.version - message["version"]
+        self._rank_steps[message["rank"]] += message["env_steps"]
+        for key, value in message["timing"].items():
+            self._worker_time[key] += value
+        self._lags.append(lag)
+        self.lag_counts[lag] += 1
+        stale = lag > self.pcfg.max_staleness
+        if stale:
+            self.dropped_stale += message["n"]
+        return Arrival(None if stale else from_numpy(message["data"]), 0 if stale else message["n"],
+                       message["env_steps"], message["version"], message["episodes"], message["warm_up"])
+
+    # ---- evaluation at the end -----------------------------------------------------------------------------------
+    def evaluate_now(self, train_iter: int) -> Dict[str, float]:
+        """Evaluate the learner's weights in this process (the workers are stopped by now), as the serial pipeline
+        does, on envs seeded apart from the evaluator worker's."""
+        env = make_vector_env(self.cfg.env, self.cfg.env.evaluator_env_num, self.seed + EVAL_SEED_OFFSET + 1)
+        evaluator = Evaluator(env, self.policy.eval_mode, self.cfg.env.n_evaluator_episode, 1)
+        try:
+            return evaluator.eval(train_iter)
+        finally:
+            evaluator.close()
+
+    # ---- statistics ----------------------------------------------------------------------------------------------
+    def progress(self, dt: float, env_step: int) -> Tuple[str, str, str]:
+        per_rank = {r: self._rank_steps[r] / dt for r in range(self.collector_num)}
+        for rank, rate in per_rank.items():
+            self.logger.scalars(f"collector{rank}", {"env_step_per_s": rate}, env_step)
+        lags = np.asarray(self._lags or [0])
+        self.logger.scalars("parallel", {"policy_lag_mean": float(lags.mean()), "policy_lag_max": int(lags.max()),
+                                         "dropped_stale": self.dropped_stale, "weight_version": self.version},
+                            env_step)
+        self.logger.histogram("parallel/policy_lag", lags, env_step)
+        self._lags, self._rank_steps = [], collections.Counter()
+        rates = ", ".join(f"{rate:,.0f}" for rate in per_rank.values())
+        return (f" ({rates})", f" | lag {lags.mean():.1f} (max {lags.max()})", f", lag {lags.mean():.1f}")
+
+    def summary(self, common: Dict[str, Any]) -> Dict[str, Any]:
+        """result.json's ``parallel``: speeds, where the time went, the policy lag, restarts."""
+        lags = np.repeat(np.array(list(self.lag_counts), dtype=np.int64),
+                         np.array(list(self.lag_counts.values()), dtype=np.int64))
+        lag = ({"mean": float(lags.mean()), "p50": float(np.percentile(lags, 50)),
+                "p90": float(np.percentile(lags, 90)), "max": int(lags.max())} if lags.size else None)
+        return {"parallel": {
+            "backend": self.name,
+            "collector_num": self.collector_num,
+            "env_step_per_s": common["env_step_per_s"],
+            "train_iter_per_s": common["train_iter_per_s"],
+            "policy_lag": lag,
+            "policy_lag_counts": {str(k): v for k, v in sorted(self.lag_counts.items())},
+            "dropped_stale": self.dropped_stale,
+            "restarts": dict(self.restarts),
+            "learner_time_s": common["learner_time_s"],
+            "collector_time_s": {k: round(v, 3) for k, v in self._worker_time.items()},
+            "run_s": common["run_s"],
+        }}
+
+    # ---- the end -------------------------------------------------------------------------------------------------
+    def stop(self) -> None:
+        if self.backend is not None:
+            self.backend.shutdown(SHUTDOWN_TIMEOUT_S)
+
+    def close(self) -> None:
+        self.stop()
