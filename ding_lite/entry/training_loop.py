@@ -95,6 +95,8 @@ class TrainingRun(RunBase):
             # collector back (backpressure), which bounds the policy lag.
             hungry = self._budget < 1
             self.receive(0.002 if hungry else 0.0, samples=hungry)
+            if self._stop_value_reached:  # an evaluation that came back meanwhile
+                return "stop_value"
             if time.monotonic() >= next_supervise:
                 self.transport.supervise(self.env_step)
                 next_supervise = time.monotonic() + SUPERVISE_EVERY_S
