@@ -24,8 +24,7 @@ import torch.nn.functional as F
 from easydict import EasyDict
 
 from ding_lite.rl_utils import acer as A
-from ding_lite.rl_utils.sac import polyak_update
-from ding_lite.torch_utils import GradClipper, greedy_action, make_optimizer, sample_action, tree_map
+from ding_lite.torch_utils import GradClipper, greedy_action, make_optimizer, polyak_update, sample_action, tree_map
 from ding_lite.utils import POLICY_REGISTRY, ConfigError, UserError
 
 from .base_policy import Policy

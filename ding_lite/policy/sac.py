@@ -13,7 +13,7 @@ import torch
 from easydict import EasyDict
 
 from ding_lite.rl_utils import sac as S
-from ding_lite.torch_utils import grad_norm, make_optimizer, tree_map
+from ding_lite.torch_utils import grad_norm, make_optimizer, polyak_update, tree_map
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
 from .base_policy import Policy
@@ -310,7 +310,7 @@ class SACPolicy(Policy):
         S.clamp_log_alpha_(self._log_alpha, learn.max_log_alpha)
         self._learn_steps += 1
         if self._learn_steps % learn.target_update_period == 0:
-            S.polyak_update(self._target_params, self._critic_params, learn.target_theta)
+            polyak_update(self._target_params, self._critic_params, learn.target_theta)
 
         info.update(critic_loss=critic_loss.detach(), q_mean=q.detach().mean(), target_q_mean=target.mean(),
                     alpha=alphas[-1])

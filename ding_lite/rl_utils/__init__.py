@@ -13,5 +13,5 @@ from .sac import (
     boltzmann_policy, discrete_entropy, discrete_soft_value, sac_critic_target, discrete_sac_critic_target,
     mixed_sac_critic_target, sac_critic_loss, sac_actor_loss, discrete_sac_actor_loss, mixed_sac_actor_loss,
     mixed_joint_log_prob, sac_alpha_loss, sac_alpha_loss_from_entropy, clamp_log_alpha_, continuous_target_entropy,
-    discrete_target_entropy, polyak_update
+    discrete_target_entropy
 )
