@@ -16,7 +16,6 @@ pi). One update on a batch of B unrolls, time-major (T, B):
 
 The math lives in :mod:`ding_lite.rl_utils.acer`; this module builds its inputs.
 """
-import copy
 from typing import Any, Dict, List, Tuple
 
 import torch
@@ -114,9 +113,9 @@ class ACERPolicy(Policy):
         self._optimizer_critic = make_optimizer(learn.optim, self._critic_params, learn.learning_rate_critic)
         self._grad_clip = GradClipper(learn.grad_clip_type, learn.clip_value)
         # The average policy network: an exponential moving average of the actor, never trained by gradients.
-        self._avg_actor = copy.deepcopy(self._model.actor).requires_grad_(False)
+        self._avg_actor = self._model.make_average_actor()
         self._avg_params = list(self._avg_actor.parameters())
-        self._online_actor_params = list(self._model.actor.parameters())
+        self._online_actor_params = self._model.actor_parameters(include_shared_encoder=True)
         self._gamma = learn.discount_factor
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
@@ -130,7 +129,7 @@ class ACERPolicy(Policy):
         flat_obs = obs.reshape(T * B, *obs.shape[2:])
         model_in = torch.cat([flat_obs, next_obs[-1], next_obs[bootstrapped]], dim=0)
         with torch.no_grad():
-            avg_stats = self._avg_actor(flat_obs.flatten(1) if flat_obs.dim() > 2 else flat_obs)
+            avg_stats = self._model.compute_actor(flat_obs, actor=self._avg_actor)["logit"]
         split = _Split(T, B, bootstrapped)
         if self._action_space == "discrete":
             losses = self._discrete_losses(data, model_in, avg_stats, split)

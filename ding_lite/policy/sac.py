@@ -5,7 +5,6 @@ Discrete: the actor's softmax (DI-engine's ``discrete_sac``) or, with ``learn.di
 p(a|s) ∝ exp(Q(s, a)/alpha) with no actor. Mixed: the continuous part from the actor, the discrete part from the
 Boltzmann policy of a Q network that takes the continuous action as input; each part has its own alpha.
 """
-import copy
 import math
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -196,10 +195,10 @@ class SACPolicy(Policy):
     def _init_learn(self) -> None:
         self._init_spaces()
         learn = self._cfg.learn
-        self._target_critic = copy.deepcopy(self._model.critic).requires_grad_(False)
-        self._critic_params = list(self._model.critic.parameters())
+        self._target_critic = self._model.make_target_critic()
+        self._critic_params = self._model.critic_parameters()
         self._target_params = list(self._target_critic.parameters())
-        self._actor_params = list(self._model.actor.parameters()) if self._model.actor is not None else []
+        self._actor_params = self._model.actor_parameters()
         # One optimizer, one parameter group per learning rate: a single (fused) step per update instead of three.
         groups = [{"params": self._critic_params, "lr": learn.learning_rate_q},
                   {"params": [self._log_alpha], "lr": learn.learning_rate_alpha}]
@@ -241,9 +240,7 @@ class SACPolicy(Policy):
             return S.mixed_sac_critic_target(reward, q2, log_probs2, logp2, alphas[0], alphas[1], gamma, terminated)
 
     def _target_q(self, obs: torch.Tensor, action: Optional[torch.Tensor] = None) -> torch.Tensor:
-        x = obs.flatten(1) if action is None else torch.cat([obs.flatten(1), action], dim=-1)
-        q = self._target_critic(x)
-        return q.squeeze(-1) if self._space == "continuous" else q
+        return self._model.compute_critic(obs, action, critic=self._target_critic)
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
         """One update of the critics, the actor and alpha, then (every period) the target critics.
