@@ -1,7 +1,5 @@
-from .vtrace import (
-    VTraceReturns, from_importance_weights, log_rhos_from_log_probs, vtrace_data, vtrace_loss, vtrace_nstep_return,
-    vtrace_advantage, compute_importance_weights, vtrace_error_discrete_action, vtrace_error_continuous_action
-)
+"""Pure loss and target math. DI-engine's V-trace API is in :mod:`.vtrace_dingengine_compat` (not re-exported)."""
+from .vtrace import VTraceReturns, from_importance_weights
 from .acer import (
     AcerTraceBoundaries, AcerPolicyLoss, acer_trace_coef, acer_trace_boundaries, acer_retrace_targets,
     acer_q_opc_targets, acer_state_values, acer_policy_loss_discrete, acer_policy_loss_continuous,
