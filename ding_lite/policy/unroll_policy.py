@@ -120,7 +120,7 @@ class UnrollPolicy(Policy):
 
     # ---- learn prelude -----------------------------------------------------------------------------------------
     def _unroll_batch(self, data: Dict[str, Any]) -> UnrollBatch:
-        """A sampled batch, leaves (B, T, ...), -> an :class:`UnrollBatch` on the policy's device, leaves (T, B, ...)."""
+        """A sampled batch, leaves (B, T, ...) -> an :class:`UnrollBatch` on the policy's device, leaves (T, B, ...)."""
         data = tree_map(lambda x: x.to(self._device, non_blocking=True).transpose(0, 1), data)  # -> (T, B, ...)
         obs, next_obs = data["obs"], data["next_obs"]
         T, B = obs.shape[:2]

@@ -7,8 +7,8 @@ from .acer import (
     acer_value_target, acer_critic_loss_discrete, acer_critic_loss_continuous
 )
 from .sac import (
-    squashed_gaussian_action, squashed_gaussian_sample, squashed_gaussian_log_prob, log_one_minus_tanh_sq, ensemble_min, gather_q,
-    boltzmann_policy, discrete_entropy, discrete_soft_value, sac_critic_target, discrete_sac_critic_target,
+    squashed_gaussian_action, squashed_gaussian_sample, squashed_gaussian_log_prob, log_one_minus_tanh_sq, ensemble_min,
+    gather_q, boltzmann_policy, discrete_entropy, discrete_soft_value, sac_critic_target, discrete_sac_critic_target,
     mixed_sac_critic_target, sac_critic_loss, sac_actor_loss, discrete_sac_actor_loss, mixed_sac_actor_loss,
     mixed_joint_log_prob, sac_alpha_loss, sac_alpha_loss_from_entropy, clamp_log_alpha_, continuous_target_entropy,
     discrete_target_entropy
