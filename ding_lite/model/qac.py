@@ -110,7 +110,9 @@ class QAC(nn.Module):
         """The parameters of the critic ensemble (every replica)."""
         return list(self.critic.parameters())
 
-    def forward(self, obs: torch.Tensor, mode: str = "compute_actor", action: torch.Tensor = None):
+    def forward(self, obs: torch.Tensor, mode: str = "compute_actor",
+                action: Optional[torch.Tensor] = None) -> Union[Dict[str, torch.Tensor], torch.Tensor]:
+        """``mode`` 'compute_actor' -> :meth:`compute_actor`; 'compute_critic' -> :meth:`compute_critic`."""
         if mode == "compute_actor":
             return self.compute_actor(obs)
         if mode == "compute_critic":

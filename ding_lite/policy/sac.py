@@ -53,6 +53,7 @@ class ContinuousSAC(SACActionSpace):
 
     def losses(self, data: Tensors, alphas: torch.Tensor, target_critic: nn.Module,
                target_entropy: List[float]) -> SACLosses:
+        """Critic, actor and alpha losses on B transitions: the paper's J_Q, J_pi and J(alpha), one action sample."""
         obs, action, next_obs, reward = data["obs"], data["action"], data["next_obs"], data["reward"]
         alpha, gamma = alphas[0], self.cfg.learn.discount_factor
         # One actor pass for s and s': a ~ pi(.|s) for the actor loss (with gradient), a' ~ pi(.|s') for the target.

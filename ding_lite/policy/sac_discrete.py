@@ -42,6 +42,7 @@ class DiscreteSAC(SACActionSpace):
 
     def losses(self, data: Tensors, alphas: torch.Tensor, target_critic: nn.Module,
                target_entropy: List[float]) -> SACLosses:
+        """Critic, actor (None for the Boltzmann policy) and alpha losses on B transitions, exact over the A actions."""
         obs, action, next_obs, reward = data["obs"], data["action"], data["next_obs"], data["reward"]
         alpha, gamma = alphas[0], self.cfg.learn.discount_factor
         # Critics: y = r + gamma (1 - terminated) sum_a pi(a|s') (min_i Q_i'(s', a) - alpha log pi(a|s')).

@@ -39,6 +39,7 @@ class MixedSAC(SACActionSpace):
 
     def losses(self, data: Tensors, alphas: torch.Tensor, target_critic: nn.Module,
                target_entropy: List[float]) -> SACLosses:
+        """Critic, actor and the two alpha losses on B transitions: exact over k, one sample of a_c."""
         obs, action, next_obs, reward = data["obs"], data["action"], data["next_obs"], data["reward"]
         alpha_d, alpha_c, gamma = alphas[0], alphas[1], self.cfg.learn.discount_factor
         # One actor pass for s and s': a_c (with gradient) for the actor loss, a_c' for the target.
