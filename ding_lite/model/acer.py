@@ -13,6 +13,7 @@ The actor and the critic are two sub-modules (``model.actor``, ``model.critic``)
 optimiser and keeps an average copy of the actor for the trust region. With ``share_encoder=True`` they share one
 observation encoder, which then belongs to the critic's parameters (``critic_parameters``).
 """
+import copy
 from typing import Dict, List, Optional, Sequence, Union
 
 import torch
@@ -135,14 +136,30 @@ class ACER(nn.Module):
         if not isinstance(cfg.sdn_n_samples, int) or cfg.sdn_n_samples < 1:
             raise ConfigError(f"{path}.sdn_n_samples={cfg.sdn_n_samples}: must be a positive int")
 
-    def actor_parameters(self) -> List[nn.Parameter]:
-        """The actor's own parameters (the shared encoder excluded: it belongs to the critic)."""
+    def actor_parameters(self, include_shared_encoder: bool = False) -> List[nn.Parameter]:
+        """The actor's own parameters: the shared encoder excluded (it belongs to the critic) unless
+        ``include_shared_encoder``, which lists every parameter of the actor network in the order of
+        ``make_average_actor().parameters()``."""
+        if include_shared_encoder:
+            return list(self.actor.parameters())
         shared = {id(p) for p in self.critic.parameters()}
         return [p for p in self.actor.parameters() if id(p) not in shared]
 
     def critic_parameters(self) -> List[nn.Parameter]:
         """The critic's parameters, the shared encoder included."""
         return list(self.critic.parameters())
+
+    def make_average_actor(self) -> nn.Module:
+        """A frozen copy of the actor network (its encoder included; no gradients; not part of this model's
+        parameters or state), e.g. ACER's average policy: evaluate it with ``compute_actor(obs, actor=copy)`` and
+        move it towards ``actor_parameters(include_shared_encoder=True)`` by Polyak averaging."""
+        return copy.deepcopy(self.actor).requires_grad_(False)
+
+    def compute_actor(self, obs: torch.Tensor, actor: Optional[nn.Module] = None) -> Dict[str, Logit]:
+        """``obs`` (B, *obs_shape) -> ``{'logit'}``: logits (B, A) or ``{'mu', 'sigma'}`` (B, D) of pi(.|x), or of
+        ``actor``, a copy from :meth:`make_average_actor`."""
+        obs = obs.flatten(1) if obs.dim() > 2 else obs
+        return {"logit": (self.actor if actor is None else actor)(obs)}
 
     def forward(self, obs: torch.Tensor, mode: str = "compute_actor_critic", action: Optional[torch.Tensor] = None,
                 policy: Optional[Dict[str, torch.Tensor]] = None) -> Dict[str, torch.Tensor]:
@@ -152,7 +169,7 @@ class ACER(nn.Module):
         runs); 'compute_actor_critic' -> both (the continuous SDN samples u_i from this ``logit``)."""
         obs = obs.flatten(1) if obs.dim() > 2 else obs
         if mode == "compute_actor":
-            return {"logit": self.actor(obs)}
+            return self.compute_actor(obs)
         if mode == "compute_critic":
             if action is not None and self.action_space == "continuous" and policy is None:
                 policy = self.actor(obs)

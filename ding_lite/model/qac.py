@@ -3,7 +3,8 @@
 Critic replicas are evaluated together as one ensemble network (one batched matmul per layer), so N critics cost
 about as much as one at the batch sizes of SAC.
 """
-from typing import Dict, Sequence, Union
+import copy
+from typing import Dict, List, Optional, Sequence, Union
 
 import torch
 from torch import nn
@@ -84,16 +85,34 @@ class QAC(nn.Module):
         mu, log_std = out.chunk(2, dim=-1)
         return {"mu": mu, "log_std": log_std.clamp(self.log_std_min, self.log_std_max)}
 
-    def compute_critic(self, obs: torch.Tensor, action: torch.Tensor = None) -> torch.Tensor:
+    def compute_critic(self, obs: torch.Tensor, action: Optional[torch.Tensor] = None,
+                       critic: Optional[nn.Module] = None) -> torch.Tensor:
         """Q of every replica: (N, B) for continuous; (N, B, A) discrete; (N, B, K) mixed (given the continuous
-        action)."""
+        action (B, D)). ``obs`` is (B, *obs_shape). ``critic``: a copy of ``self.critic`` (e.g. the target critics of
+        :meth:`make_target_critic`) to evaluate the same way instead of the model's own."""
         x = obs.flatten(1)
         if self.action_space != "discrete":
             x = torch.cat([x, action], dim=-1)
-        q = self.critic(x)
+        q = (self.critic if critic is None else critic)(x)
         return q.squeeze(-1) if self.action_space == "continuous" else q
 
-    def forward(self, obs: torch.Tensor, mode: str = "compute_actor", action: torch.Tensor = None):
+    def make_target_critic(self) -> nn.Module:
+        """A frozen copy of the critic ensemble (no gradients; not part of this model's parameters or state) to be
+        evaluated with ``compute_critic(..., critic=copy)`` and moved towards :meth:`critic_parameters` (in the same
+        order as ``copy.parameters()``) by Polyak averaging."""
+        return copy.deepcopy(self.critic).requires_grad_(False)
+
+    def actor_parameters(self) -> List[nn.Parameter]:
+        """The actor's parameters; empty without an actor (discrete actions with ``actor=False``)."""
+        return list(self.actor.parameters()) if self.actor is not None else []
+
+    def critic_parameters(self) -> List[nn.Parameter]:
+        """The parameters of the critic ensemble (every replica)."""
+        return list(self.critic.parameters())
+
+    def forward(self, obs: torch.Tensor, mode: str = "compute_actor",
+                action: Optional[torch.Tensor] = None) -> Union[Dict[str, torch.Tensor], torch.Tensor]:
+        """``mode`` 'compute_actor' -> :meth:`compute_actor`; 'compute_critic' -> :meth:`compute_critic`."""
         if mode == "compute_actor":
             return self.compute_actor(obs)
         if mode == "compute_critic":

@@ -14,9 +14,9 @@ pi). One update on a batch of B unrolls, time-major (T, B):
 4. Critic: 0.5 (Q_ret - Q(x_t, a_t))^2, plus for the continuous stochastic dueling network 0.5 (V_target - V(x_t))^2.
 5. One step of each optimiser (actor, critic); the average actor moves towards the actor by ``target_theta``.
 
-The math lives in :mod:`ding_lite.rl_utils.acer`; this module builds its inputs.
+The math lives in :mod:`ding_lite.rl_utils.acer`; this module builds its inputs. Collection, train samples and the
+episode-end convention are those of every unroll policy (:mod:`ding_lite.policy.unroll_policy`).
 """
-import copy
 from typing import Any, Dict, List, Tuple
 
 import torch
@@ -24,18 +24,17 @@ import torch.nn.functional as F
 from easydict import EasyDict
 
 from ding_lite.rl_utils import acer as A
-from ding_lite.rl_utils.sac import polyak_update
-from ding_lite.torch_utils import GradClipper, greedy_action, make_optimizer, sample_action, tree_map
+from ding_lite.torch_utils import GradClipper, make_optimizer, polyak_update
 from ding_lite.utils import POLICY_REGISTRY, ConfigError, UserError
 
-from .base_policy import Policy
 from .checks import check_optimizer, check_positive
+from .unroll_policy import UnrollBatch, UnrollPolicy
 
 Tensors = Dict[str, torch.Tensor]
 
 
 @POLICY_REGISTRY.register("acer")
-class ACERPolicy(Policy):
+class ACERPolicy(UnrollPolicy):
     """ACER with Retrace, truncated importance sampling with bias correction and the efficient trust region."""
 
     config = dict(
@@ -115,28 +114,20 @@ class ACERPolicy(Policy):
         self._optimizer_critic = make_optimizer(learn.optim, self._critic_params, learn.learning_rate_critic)
         self._grad_clip = GradClipper(learn.grad_clip_type, learn.clip_value)
         # The average policy network: an exponential moving average of the actor, never trained by gradients.
-        self._avg_actor = copy.deepcopy(self._model.actor).requires_grad_(False)
+        self._avg_actor = self._model.make_average_actor()
         self._avg_params = list(self._avg_actor.parameters())
-        self._online_actor_params = list(self._model.actor.parameters())
+        self._online_actor_params = self._model.actor_parameters(include_shared_encoder=True)
         self._gamma = learn.discount_factor
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
         """One ACER update on a batch of unrolls; ``data`` leaves are ``(B, T, ...)`` as sampled."""
-        data = tree_map(lambda x: x.to(self._device, non_blocking=True).transpose(0, 1), data)  # -> (T, B, ...)
-        obs, next_obs = data["obs"], data["next_obs"]
-        T, B = obs.shape[:2]
-        terminated, truncated = data["terminated"], data["truncated"]
-        # A truncated step (not terminated) bootstraps from its true final observation; the last step from x_T.
-        bootstrapped = truncated & ~terminated
-        flat_obs = obs.reshape(T * B, *obs.shape[2:])
-        model_in = torch.cat([flat_obs, next_obs[-1], next_obs[bootstrapped]], dim=0)
+        batch = self._unroll_batch(data)
         with torch.no_grad():
-            avg_stats = self._avg_actor(flat_obs.flatten(1) if flat_obs.dim() > 2 else flat_obs)
-        split = _Split(T, B, bootstrapped)
+            avg_stats = self._model.compute_actor(batch.flat_obs, actor=self._avg_actor)["logit"]
         if self._action_space == "discrete":
-            losses = self._discrete_losses(data, model_in, avg_stats, split)
+            losses = self._discrete_losses(batch, avg_stats)
         else:
-            losses = self._continuous_losses(data, model_in, avg_stats, split)
+            losses = self._continuous_losses(batch, avg_stats)
         learn = self._cfg.learn
         total_loss = losses["policy_loss"] - learn.entropy_weight * losses["entropy"] + losses["critic_loss"]
         self._optimizer_actor.zero_grad(set_to_none=True)
@@ -178,20 +169,20 @@ class ACERPolicy(Policy):
             active = ((kg > delta) & (sum((a * a).sum(-1) for a in k) > 0)).float().mean()
         return A.acer_trust_region_loss(stats, z).mean(), active
 
-    def _discrete_losses(self, data: Tensors, model_in: torch.Tensor, avg_logits: torch.Tensor,
-                         split: "_Split") -> Tensors:
-        T, B = split.T, split.B
-        out = self._model(model_in, mode="compute_actor_critic")
+    def _discrete_losses(self, batch: UnrollBatch, avg_logits: torch.Tensor) -> Tensors:
+        """The losses and logged scalars for a categorical policy; ``avg_logits`` (T*B, A) of the average actor."""
+        T, B, data = batch.T, batch.B, batch.data
+        out = self._model(batch.model_in, mode="compute_actor_critic")
         logits_all, q_all = out["logit"], out["q_value"]
-        logits, q_values = split.steps(logits_all), split.steps(q_all)  # (T, B, A)
+        logits, q_values = batch.steps(logits_all), batch.steps(q_all)  # (T, B, A)
         action, behaviour = data["action"], data["logit"]
         with torch.no_grad():
             v_all = A.acer_state_values(logits_all, q_all)
-            values = split.steps(v_all)
+            values = batch.steps(v_all)
             q_taken = q_values.gather(-1, action.unsqueeze(-1)).squeeze(-1)
             log_pi, log_mu = F.log_softmax(logits, -1), F.log_softmax(behaviour, -1)
             rho = (log_pi - log_mu).gather(-1, action.unsqueeze(-1)).squeeze(-1).exp()
-            q_ret, q_pg = self._targets(data, q_taken, values, split.next_values(v_all), rho)
+            q_ret, q_pg = self._targets(data, q_taken, values, batch.next_values(v_all), rho)
             avg_logits = avg_logits.view(T, B, -1)
             kl = (F.softmax(avg_logits, -1) * (F.log_softmax(avg_logits, -1) - log_pi)).sum(-1).mean()
         loss = A.acer_policy_loss_discrete(logits, behaviour, action, q_values, q_pg, self._cfg.learn.c_clip_ratio,
@@ -204,11 +195,12 @@ class ACERPolicy(Policy):
                     kl_avg=kl, trust_region_active=active, q_ret_mean=q_ret.mean(),
                     acer_loss=loss.loss.mean().detach(), correction_loss=loss.correction_loss.mean().detach())
 
-    def _continuous_losses(self, data: Tensors, model_in: torch.Tensor, avg_stats: Tensors,
-                           split: "_Split") -> Tensors:
-        T, B = split.T, split.B
+    def _continuous_losses(self, batch: UnrollBatch, avg_stats: Tensors) -> Tensors:
+        """The losses and logged scalars for a Gaussian policy; ``avg_stats`` ``{'mu', 'sigma'}`` (T*B, D) of the
+        average actor."""
+        T, B, data, model_in = batch.T, batch.B, batch.data, batch.model_in
         policy_all = self._model(model_in, mode="compute_actor")["logit"]
-        mu, sigma = split.steps(policy_all["mu"]), split.steps(policy_all["sigma"])  # (T, B, D)
+        mu, sigma = batch.steps(policy_all["mu"]), batch.steps(policy_all["sigma"])  # (T, B, D)
         action, b_mu, b_sigma = data["action"], data["logit"]["mu"], data["logit"]["sigma"]
         D = mu.shape[-1]
         with torch.no_grad():  # a'_t ~ pi(.|x_t) for the bias correction; Q~ of a_t and a'_t from the SDN
@@ -217,13 +209,13 @@ class ACERPolicy(Policy):
             actions[0, :T * B], actions[1, :T * B] = action.reshape(T * B, D), sampled.reshape(T * B, D)
         critic = self._model(model_in, mode="compute_critic", action=actions, policy=policy_all)
         v_all = critic["value"]
-        values, q_taken = split.steps(v_all), split.steps(critic["q_value"][0])  # (T, B), with gradient
+        values, q_taken = batch.steps(v_all), batch.steps(critic["q_value"][0])  # (T, B), with gradient
         with torch.no_grad():
-            q_sampled = split.steps(critic["q_value"][1])
+            q_sampled = batch.steps(critic["q_value"][1])
             pi_now = torch.distributions.Normal(mu, sigma, validate_args=False)
             mu_old = torch.distributions.Normal(b_mu, b_sigma, validate_args=False)
             rho = (pi_now.log_prob(action).sum(-1) - mu_old.log_prob(action).sum(-1)).exp()
-            q_ret, q_pg = self._targets(data, q_taken.detach(), values.detach(), split.next_values(v_all), rho, D)
+            q_ret, q_pg = self._targets(data, q_taken.detach(), values.detach(), batch.next_values(v_all), rho, D)
             v_target = A.acer_value_target(q_ret, q_taken.detach(), values.detach(), rho)
             avg_mu, avg_sigma = avg_stats["mu"].view(T, B, D), avg_stats["sigma"].view(T, B, D)
             kl = (torch.log(sigma / avg_sigma) + (avg_sigma ** 2 + (mu - avg_mu) ** 2) / (2 * sigma ** 2)
@@ -259,59 +251,8 @@ class ACERPolicy(Policy):
         self._optimizer_actor.load_state_dict(state["optimizer_actor"])
         self._optimizer_critic.load_state_dict(state["optimizer_critic"])
 
-    # ---- collect -----------------------------------------------------------------------------------------------
+    # ---- collect / eval ----------------------------------------------------------------------------------------
     def _init_collect(self) -> None:
-        self._action_space = self._cfg.action_space
+        super()._init_collect()
         if self._action_space not in ("discrete", "continuous"):
             raise UserError(f"ACER supports discrete and continuous action spaces, got '{self._action_space}'")
-
-    _init_eval = _init_collect
-
-    @torch.no_grad()
-    def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> Dict[str, Any]:
-        """Sample a_t ~ mu(.|x_t) (the current policy); keep its statistics for the importance weights."""
-        logit = self._model(obs.to(self._device), mode="compute_actor")["logit"]
-        return {"action": sample_action(self._action_space, logit), "logit": logit}
-
-    def _process_transition(self, obs: torch.Tensor, policy_output: Dict[str, Any],
-                            timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-        """The standard transition plus the behaviour policy's statistics mu(.|x_t) (logits, or ``{'mu', 'sigma'}``)
-        for the importance ratios."""
-        transition = super()._process_transition(obs, policy_output, timestep)
-        transition["logit"] = policy_output["logit"]
-        return transition
-
-    def _get_train_sample(self, segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-        """Each env's unroll of ``unroll_len`` steps is one train sample: ``(T, N, ...)`` -> ``(N, T, ...)``.
-
-        Unrolls run across episode ends: the stored ``terminated``/``truncated`` flags cut the Retrace recursion
-        there, so every sample has exactly ``unroll_len`` steps and nothing is padded or lost.
-        """
-        return tree_map(lambda x: x.transpose(0, 1), segment)
-
-    # ---- eval --------------------------------------------------------------------------------------------------
-    @torch.no_grad()
-    def _forward_eval(self, obs: torch.Tensor) -> Dict[str, Any]:
-        """The most likely action (the argmax of the logits, or the Gaussian's mean)."""
-        logit = self._model(obs.to(self._device), mode="compute_actor")["logit"]
-        return {"action": greedy_action(self._action_space, logit), "logit": logit}
-
-
-class _Split:
-    """Rows of the learner's one forward pass: T*B unroll steps, then B x_T, then K truncation final observations."""
-
-    def __init__(self, T: int, B: int, bootstrapped: torch.Tensor) -> None:
-        self.T, self.B, self.bootstrapped = T, B, bootstrapped
-
-    def steps(self, x: torch.Tensor) -> torch.Tensor:
-        """(N, ...) -> the unroll steps (T, B, ...)."""
-        return x[:self.T * self.B].view(self.T, self.B, *x.shape[1:])
-
-    def next_values(self, v: torch.Tensor) -> torch.Tensor:
-        """(N,) values -> (T, B) value of the state after each step where the trace is bootstrapped: V(final obs) at
-        truncations, V(x_T) at t = T-1 (other rows 0, never read), detached."""
-        TB, B = self.T * self.B, self.B
-        out = torch.zeros(self.T, B, dtype=v.dtype, device=v.device)
-        out[self.bootstrapped] = v[TB + B:].detach()
-        out[-1] = v[TB:TB + B].detach()
-        return out

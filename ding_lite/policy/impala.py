@@ -1,19 +1,23 @@
-"""IMPALA (Espeholt et al. 2018): an actor-critic trained off-policy on unrolls with V-trace corrections."""
+"""IMPALA (Espeholt et al. 2018): an actor-critic trained off-policy on unrolls with V-trace corrections.
+
+Collection, train samples and the episode-end convention are those of every unroll policy
+(:mod:`ding_lite.policy.unroll_policy`); this module has the V-trace loss.
+"""
 from typing import Any, Dict, List, Tuple
 
 import torch
 from easydict import EasyDict
 
 from ding_lite.rl_utils import from_importance_weights
-from ding_lite.torch_utils import GradClipper, greedy_action, make_dist, make_optimizer, sample_action, tree_map
+from ding_lite.torch_utils import GradClipper, make_dist, make_optimizer, tree_map
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
-from .base_policy import Policy
 from .checks import check_optimizer, check_positive
+from .unroll_policy import UnrollPolicy
 
 
 @POLICY_REGISTRY.register("impala")
-class IMPALAPolicy(Policy):
+class IMPALAPolicy(UnrollPolicy):
     """IMPALA with V-trace targets for discrete, continuous (Gaussian) and multi-discrete action spaces."""
 
     config = dict(
@@ -74,29 +78,21 @@ class IMPALAPolicy(Policy):
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
         """One V-trace update on a batch of unrolls; ``data`` leaves are ``(B, T, ...)`` as sampled."""
-        data = tree_map(lambda x: x.to(self._device, non_blocking=True).transpose(0, 1), data)  # -> (T, B, ...)
-        obs, next_obs = data["obs"], data["next_obs"]
-        T, B = obs.shape[:2]
-        truncated, terminated = data["truncated"], data["terminated"]
-        # Episodes cut by a time limit bootstrap from their true final observation (a truncation is not a death);
-        # a step that is both terminated and truncated (TimeLimit on a terminal step) does not.
-        bootstrapped = truncated & ~terminated
-        # One forward pass: every obs of the unroll, the obs after the last step, and those final observations.
-        final_obs = next_obs[bootstrapped]
-        model_in = torch.cat([obs.reshape(T * B, *obs.shape[2:]), next_obs[-1], final_obs], dim=0)
-        out = self._model(model_in, mode="compute_actor_critic")
+        batch = self._unroll_batch(data)
+        data = batch.data  # (T, B, ...)
+        out = self._model(batch.model_in, mode="compute_actor_critic")
         value = out["value"]
-        values, bootstrap_value = value[:T * B].view(T, B), value[T * B:T * B + B].detach()
-        target_dist = make_dist(self._action_space, tree_map(lambda x: x[:T * B].view(T, B, *x.shape[1:]),
-                                                             out["logit"]), self._nvec)
+        values, bootstrap_value = batch.steps(value), batch.last(value).detach()  # V(x_t) (T, B), V(x_T) (B,)
+        target_dist = make_dist(self._action_space, tree_map(batch.steps, out["logit"]), self._nvec)
         behaviour_dist = make_dist(self._action_space, data["logit"], self._nvec)
         action = data["action"]
         target_log_prob = target_dist.log_prob(action)
         with torch.no_grad():
             log_rhos = target_log_prob - behaviour_dist.log_prob(action)
+            # The cut after an episode end (discount 0), and through a truncation r_t + gamma V(final_obs_t).
             reward = data["reward"].clone()
-            reward[bootstrapped] += self._gamma * value[T * B + B:].detach()
-            discounts = self._gamma * (~(terminated | truncated)).float()
+            reward[batch.bootstrapped] += self._gamma * batch.finals(value).detach()
+            discounts = self._gamma * (~batch.done).float()
         learn = self._cfg.learn
         vtrace = from_importance_weights(log_rhos, discounts, reward, values.detach(), bootstrap_value,
                                          clip_rho_threshold=learn.rho_clip_ratio,
@@ -122,38 +118,3 @@ class IMPALAPolicy(Policy):
 
     def _monitor_vars_learn(self) -> List[str]:
         return super()._monitor_vars_learn() + ["policy_loss", "value_loss", "entropy_loss", "rho_mean", "grad_norm"]
-
-    # ---- collect -----------------------------------------------------------------------------------------------
-    def _init_collect(self) -> None:
-        self._action_space = self._cfg.action_space
-        self._nvec = self._cfg.model.action_shape if self._action_space == "multi_discrete" else None
-
-    _init_eval = _init_collect
-
-    @torch.no_grad()
-    def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> Dict[str, Any]:
-        """Sample actions from the current policy; keep the behaviour logits for the importance weights."""
-        logit = self._model(obs.to(self._device), mode="compute_actor")["logit"]
-        action = sample_action(self._action_space, logit, self._nvec)
-        return {"action": action, "logit": logit}
-
-    def _process_transition(self, obs: torch.Tensor, policy_output: Dict[str, Any],
-                            timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-        """The standard transition plus the behaviour policy's logits (for the importance weights)."""
-        transition = super()._process_transition(obs, policy_output, timestep)
-        transition["logit"] = policy_output["logit"]
-        return transition
-
-    def _get_train_sample(self, segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-        """Each env's unroll of ``unroll_len`` steps is one train sample: ``(T, N, ...)`` -> ``(N, T, ...)``.
-
-        Unrolls run across episode ends (as in the IMPALA paper): the stored ``terminated``/``truncated`` flags cut
-        the V-trace recursion there, so every sample has exactly ``unroll_len`` steps and nothing is padded or lost.
-        """
-        return tree_map(lambda x: x.transpose(0, 1), segment)
-
-    # ---- eval --------------------------------------------------------------------------------------------------
-    @torch.no_grad()
-    def _forward_eval(self, obs: torch.Tensor) -> Dict[str, Any]:
-        logit = self._model(obs.to(self._device), mode="compute_actor")["logit"]
-        return {"action": greedy_action(self._action_space, logit, self._nvec), "logit": logit}

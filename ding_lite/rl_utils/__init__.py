@@ -1,7 +1,5 @@
-from .vtrace import (
-    VTraceReturns, from_importance_weights, log_rhos_from_log_probs, vtrace_data, vtrace_loss, vtrace_nstep_return,
-    vtrace_advantage, compute_importance_weights, vtrace_error_discrete_action, vtrace_error_continuous_action
-)
+"""Pure loss and target math. DI-engine's V-trace API is in :mod:`.vtrace_dingengine_compat` (not re-exported)."""
+from .vtrace import VTraceReturns, from_importance_weights
 from .acer import (
     AcerTraceBoundaries, AcerPolicyLoss, acer_trace_coef, acer_trace_boundaries, acer_retrace_targets,
     acer_q_opc_targets, acer_state_values, acer_policy_loss_discrete, acer_policy_loss_continuous,
@@ -9,9 +7,9 @@ from .acer import (
     acer_value_target, acer_critic_loss_discrete, acer_critic_loss_continuous
 )
 from .sac import (
-    squashed_gaussian_action, squashed_gaussian_sample, squashed_gaussian_log_prob, log_one_minus_tanh_sq, ensemble_min, gather_q,
-    boltzmann_policy, discrete_entropy, discrete_soft_value, sac_critic_target, discrete_sac_critic_target,
+    squashed_gaussian_action, squashed_gaussian_sample, squashed_gaussian_log_prob, log_one_minus_tanh_sq, ensemble_min,
+    gather_q, boltzmann_policy, discrete_entropy, discrete_soft_value, sac_critic_target, discrete_sac_critic_target,
     mixed_sac_critic_target, sac_critic_loss, sac_actor_loss, discrete_sac_actor_loss, mixed_sac_actor_loss,
     mixed_joint_log_prob, sac_alpha_loss, sac_alpha_loss_from_entropy, clamp_log_alpha_, continuous_target_entropy,
-    discrete_target_entropy, polyak_update
+    discrete_target_entropy
 )

@@ -36,7 +36,7 @@ Temperatures ``alpha`` may be Python floats or tensors; tensors are detached ins
 losses, so only :func:`sac_alpha_loss` / :func:`sac_alpha_loss_from_entropy` move ``log_alpha``.
 """
 import math
-from typing import Iterable, Optional, Tuple, Union
+from typing import Optional, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -46,7 +46,7 @@ __all__ = [
     'boltzmann_policy', 'discrete_entropy', 'discrete_soft_value', 'sac_critic_target', 'discrete_sac_critic_target',
     'mixed_sac_critic_target', 'sac_critic_loss', 'sac_actor_loss', 'discrete_sac_actor_loss', 'mixed_sac_actor_loss',
     'mixed_joint_log_prob', 'sac_alpha_loss', 'sac_alpha_loss_from_entropy', 'clamp_log_alpha_',
-    'continuous_target_entropy', 'discrete_target_entropy', 'polyak_update'
+    'continuous_target_entropy', 'discrete_target_entropy'
 ]
 
 Number = Union[float, torch.Tensor]
@@ -466,29 +466,3 @@ def discrete_target_entropy(n_actions: int, fraction: float) -> float:
     if not 0.0 < fraction < 1.0:
         raise ValueError(f'fraction must be in (0, 1), got {fraction}')
     return float(fraction * math.log(n_actions))
-
-
-# ------------------------------------------------------------------------------------------------ target networks
-def polyak_update(target_params: Iterable[torch.Tensor], params: Iterable[torch.Tensor], theta: float) -> None:
-    """Soft target update  target <- (1 - theta) target + theta online, in place and without autograd.
-
-    ``theta`` is the weight of the online parameters (DI-engine's ``theta``, ALF's ``tau``): 0 keeps the target,
-    1 copies the online network. Done as one fused ``torch._foreach_lerp_`` over all tensors.
-
-    Arguments:
-        - target_params, params: matching sequences of tensors, e.g. ``target_net.parameters()`` and
-          ``net.parameters()`` (buffers such as running statistics are the caller's choice).
-        - theta: in [0, 1].
-    """
-    if not 0.0 <= theta <= 1.0:
-        raise ValueError(f'theta must be in [0, 1], got {theta}')
-    target_params, params = list(target_params), list(params)
-    if len(target_params) != len(params):
-        raise ValueError(f'{len(target_params)} target tensors for {len(params)} online tensors')
-    for t, p in zip(target_params, params):
-        if t.shape != p.shape:
-            raise ValueError(f'shape mismatch: target {tuple(t.shape)} vs online {tuple(p.shape)}')
-    if not target_params:
-        return
-    with torch.no_grad():
-        torch._foreach_lerp_(target_params, params, float(theta))

@@ -2,3 +2,4 @@ from .distributions import ACTION_SPACES, MultiCategorical, make_dist, sample_ac
 from .network import activation, mlp, flat_dim
 from .optimizer import make_optimizer, grad_norm, GradClipper
 from .tree import tree_map, tree_stack, tree_cat
+from .target_network import polyak_update

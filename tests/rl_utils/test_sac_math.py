@@ -6,7 +6,7 @@ import torch
 from ding_lite.rl_utils import (
     boltzmann_policy, clamp_log_alpha_, continuous_target_entropy, discrete_entropy, discrete_sac_actor_loss,
     discrete_sac_critic_target, discrete_soft_value, discrete_target_entropy, ensemble_min, gather_q,
-    log_one_minus_tanh_sq, mixed_joint_log_prob, mixed_sac_actor_loss, mixed_sac_critic_target, polyak_update,
+    log_one_minus_tanh_sq, mixed_joint_log_prob, mixed_sac_actor_loss, mixed_sac_critic_target,
     sac_actor_loss, sac_alpha_loss, sac_alpha_loss_from_entropy, sac_critic_loss, sac_critic_target,
     squashed_gaussian_log_prob, squashed_gaussian_sample
 )
@@ -420,31 +420,6 @@ def test_mixed_actor_loss_value_and_alf_gradient():
     g_mu_alf, g_ls_alf = torch.autograd.grad(alf_loss, [mu, log_std])
     torch.testing.assert_close(g_mu, g_mu_alf)
     torch.testing.assert_close(g_ls, g_ls_alf)
-
-
-# --------------------------------------------------------------------------------------------------------- polyak
-def test_polyak_update():
-    torch.manual_seed(1)
-    net, target = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
-    online = [p.detach().clone() for p in net.parameters()]
-    before = [p.detach().clone() for p in target.parameters()]
-    polyak_update(target.parameters(), net.parameters(), 0.25)
-    for t, b, o in zip(target.parameters(), before, online):
-        for idx in range(t.numel()):
-            ref = 0.75 * b.flatten()[idx].item() + 0.25 * o.flatten()[idx].item()
-            assert math.isclose(t.detach().flatten()[idx].item(), ref, rel_tol=1e-6, abs_tol=1e-7)
-        assert t.grad is None and t.requires_grad
-    for p, o in zip(net.parameters(), online):  # the online network is untouched
-        assert torch.equal(p.detach(), o)
-    snapshot = [p.detach().clone() for p in target.parameters()]
-    polyak_update(target.parameters(), net.parameters(), 0.0)
-    assert all(torch.equal(t.detach(), s) for t, s in zip(target.parameters(), snapshot))
-    polyak_update(target.parameters(), net.parameters(), 1.0)
-    assert all(torch.equal(t.detach(), o) for t, o in zip(target.parameters(), online))
-    with pytest.raises(ValueError):
-        polyak_update(target.parameters(), net.parameters(), 1.5)
-    with pytest.raises(ValueError):
-        polyak_update(list(target.parameters())[:1], net.parameters(), 0.5)
 
 
 def test_ensemble_min_shapes():

@@ -1,0 +1,100 @@
+"""What SAC's action spaces share: the interface of the per-action-space part of :class:`~.sac.SACPolicy` and its
+helpers. The continuous part is :class:`~.sac.ContinuousSAC`; the discrete and mixed ones are in ``sac_discrete``
+and ``sac_mixed``.
+
+Shapes are batch-major: B transitions, N critic replicas, D continuous action dims, A (or K) discrete actions.
+"""
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+from easydict import EasyDict
+from torch import nn
+
+from ding_lite.rl_utils import sac as S
+
+Tensors = Dict[str, torch.Tensor]
+
+
+@dataclass
+class SACLosses:
+    """One update's losses (0-dim) and what is logged of it.
+
+    ``q`` (N, B) the critics at the taken actions and ``target`` (B,) their regression target; ``actor`` is None
+    where there is no actor (ALF's Boltzmann policy); ``info`` the action space's own logged scalars (entropies)."""
+
+    critic: torch.Tensor
+    actor: Optional[torch.Tensor]
+    alpha: torch.Tensor
+    q: torch.Tensor
+    target: torch.Tensor
+    info: Tensors = field(default_factory=dict)
+
+
+class SACActionSpace:
+    """The part of SAC that depends on the action space: how it acts, its default target entropies and its losses.
+
+    Built once per policy on the policy's model (a QAC-like model with ``compute_actor``, ``compute_critic``) and
+    its temperature parameter ``log_alpha`` (one entry per alpha, :attr:`n_alphas`).
+    """
+
+    n_alphas = 1
+
+    def __init__(self, model: nn.Module, cfg: EasyDict, log_alpha: torch.Tensor) -> None:
+        self.model, self.cfg, self.log_alpha = model, cfg, log_alpha
+        shape = cfg.model.action_shape
+        self.n_discrete: Optional[int] = None  # A (or K) discrete choices, for random actions and the target entropy
+        self.action_dim: Optional[int] = None  # D continuous dims
+        self._init_shape(shape)
+
+    def _init_shape(self, shape: Any) -> None:
+        raise NotImplementedError
+
+    # ---- acting ------------------------------------------------------------------------------------------------
+    def act(self, obs: torch.Tensor, deterministic: bool) -> Any:
+        """The action for (B, *obs_shape) observations: sampled, or the deterministic one (evaluation)."""
+        raise NotImplementedError
+
+    def pack(self, discrete: torch.Tensor, continuous: torch.Tensor) -> Any:
+        """The env's action from a discrete (B,) and a continuous (B, D) part (uniformly random warm-up actions)."""
+        raise NotImplementedError
+
+    # ---- learning ----------------------------------------------------------------------------------------------
+    def default_target_entropy(self) -> List[float]:
+        """One target entropy per alpha when ``learn.target_entropy`` is None."""
+        raise NotImplementedError
+
+    def losses(self, data: Tensors, alphas: torch.Tensor, target_critic: nn.Module,
+               target_entropy: List[float]) -> SACLosses:
+        """The critic, actor and alpha losses of one update on a batch of B transitions (float reward and
+        terminated, (B,)); ``alphas`` (n_alphas,) detached; ``target_critic`` a copy of the critics."""
+        raise NotImplementedError
+
+    def alpha_info(self, alphas: torch.Tensor) -> Tensors:
+        """The temperatures to log."""
+        return {"alpha": alphas[-1]}
+
+    # ---- helpers -----------------------------------------------------------------------------------------------
+    def _alphas(self) -> torch.Tensor:
+        return self.log_alpha.detach().exp()
+
+    def _terminated(self, data: Tensors) -> torch.Tensor:
+        """(B,) 1 where the target stops (terminated); all 0 with DI-engine's ``learn.ignore_done``."""
+        return torch.zeros_like(data["reward"]) if self.cfg.learn.ignore_done else data["terminated"]
+
+    def _squashed_action(self, obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
+        """A tanh-squashed Gaussian action in [-1, 1]^D (B, D) without its density (acting needs none)."""
+        out = self.model.compute_actor(obs)
+        return S.squashed_gaussian_action(out["mu"], out["log_std"], deterministic)
+
+    def _squashed_sample(self, obs: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        """A reparameterised squashed-Gaussian action (B, D) in [-1, 1]^D and its log-density (B,)."""
+        out = self.model.compute_actor(obs)
+        return S.squashed_gaussian_sample(out["mu"], log_std=out["log_std"], deterministic=False)
+
+    @staticmethod
+    def _pick(log_probs: torch.Tensor, deterministic: bool) -> torch.Tensor:
+        """A discrete action (B,) from log-probabilities (B, A): the most likely one, or a sample (Gumbel-max)."""
+        if deterministic:
+            return log_probs.argmax(-1)
+        return (log_probs - torch.empty_like(log_probs).exponential_().log()).argmax(-1)
