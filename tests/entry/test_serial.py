@@ -1,7 +1,6 @@
 """The serial pipeline and what it writes: the run directory of DESIGN.md, checkpoints, total_config.py, --resume,
 determinism, the Python API, Ctrl-C and the stop conditions. Every run is tiny (~1.5k CartPole steps)."""
 import copy
-import math
 import os
 import runpy
 import sys
