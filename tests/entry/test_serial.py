@@ -1,7 +1,6 @@
 """The serial pipeline and what it writes: the run directory of DESIGN.md, checkpoints, total_config.py, --resume,
 determinism, the Python API, Ctrl-C and the stop conditions. Every run is tiny (~1.5k CartPole steps)."""
 import copy
-import math
 import os
 import runpy
 import sys
@@ -99,7 +98,10 @@ def _check_plain(value, path="ckpt"):
 def test_checkpoints_are_plain_dicts(basic_run):
     _, run, _ = basic_run
     result = read_result(run)
-    for name in os.listdir(run / "ckpt"):
+    names = os.listdir(run / "ckpt")
+    assert {"ckpt_best.pth.tar", "ckpt_last.pth.tar"} <= set(names), names
+    assert any(name.startswith("iteration_") for name in names), names  # the counter check below is not vacuous
+    for name in names:
         state = load_ckpt(run / "ckpt" / name)  # weights_only=True
         assert type(state) is dict
         assert {"policy", "counters", "rng"} <= set(state), name
@@ -246,6 +248,7 @@ def test_same_seed_same_run(cli, in_tmp):
         assert cli.train("--exp-name", name, "-s", 3).exit_code == 0
     _, rows_a = read_eval_csv(in_tmp / "a_seed3")
     _, rows_b = read_eval_csv(in_tmp / "b_seed3")
+    assert len(rows_a) >= 2, rows_a  # two empty curves would compare equal
     keys = ["train_iter", "env_step", "return_mean", "return_std", "return_min", "return_max", "episodes"]
     assert [[r[k] for k in keys] for r in rows_a] == [[r[k] for k in keys] for r in rows_b]
     last_a = load_ckpt(in_tmp / "a_seed3" / "ckpt" / "ckpt_last.pth.tar")
@@ -339,12 +342,41 @@ def test_max_train_iter(cli, in_tmp):
     assert int(rows[-1]["train_iter"]) == 7  # the final evaluation
 
 
-def test_stop_value(cli, in_tmp):
-    res = cli.train("--set", "env.stop_value=0", env_step=10_000)
+STOP_VALUE = 40  # CartPole: above the untrained policy's first evaluation (~10), reached after a few thousand steps
+STOP_BUDGET = 20_000
+
+
+def test_stop_value_stops_at_the_first_evaluation_that_reaches_it(cli, in_tmp):
+    res = cli.train("--set", f"env.stop_value={STOP_VALUE}", env_step=STOP_BUDGET)
     assert res.exit_code == 0, res.output
     run = in_tmp / "cartpole_impala_seed0"
     result = read_result(run)
-    assert result["stop_reason"] == "stop_value"
-    assert result["final_return"] >= 0 and not math.isinf(result["best_return"])
-    assert result["env_step"] < 10_000
+    _, rows = read_eval_csv(run)
+    returns = [float(r["return_mean"]) for r in rows]
+    curve = [(int(r["train_iter"]), int(r["env_step"]), float(r["return_mean"])) for r in rows]
+    # not vacuous: the untrained policy is below the stop value, so reaching it takes training
+    assert int(rows[0]["train_iter"]) == 0 and returns[0] < STOP_VALUE, curve
+    assert len(rows) >= 2, curve
+    assert result["stop_reason"] == "stop_value", (result, curve)
+    # the run stopped at the first evaluation that reached the stop value: every earlier one is below it, and no
+    # evaluation, collection or training happened after it (its counters are the result's, not the budget's)
+    assert returns[-1] >= STOP_VALUE and all(r < STOP_VALUE for r in returns[:-1]), curve
+    assert (int(rows[-1]["train_iter"]), int(rows[-1]["env_step"])) == (result["train_iter"], result["env_step"])
+    assert 0 < result["train_iter"] and 0 < result["env_step"] < STOP_BUDGET, result
+    assert result["final_return"] == returns[-1] == result["best_return"] == max(returns)
     assert (run / "ckpt" / "ckpt_best.pth.tar").is_file() and (run / "ckpt" / "ckpt_last.pth.tar").is_file()
+    best = load_ckpt(run / "ckpt" / "ckpt_best.pth.tar")["counters"]
+    last = load_ckpt(run / "ckpt" / "ckpt_last.pth.tar")["counters"]
+    assert best["train_iter"] == last["train_iter"] == result["train_iter"]
+    assert "stopped (stop_value)" in (run / "log" / "train.log").read_text()
+
+
+def test_stop_value_never_reached_runs_to_the_budget(cli, in_tmp):
+    res = cli.train("--set", "env.stop_value=501", env_step=4000)  # CartPole-v1 returns at most 500
+    assert res.exit_code == 0, res.output
+    run = in_tmp / "cartpole_impala_seed0"
+    result = read_result(run)
+    _, rows = read_eval_csv(run)
+    assert len(rows) >= 3, rows  # several evaluations, none of which stopped the run
+    assert result["stop_reason"] == "max_env_step" and result["env_step"] >= 4000, result
+    assert int(rows[-1]["env_step"]) == result["env_step"]

@@ -33,6 +33,20 @@ def _descendants(pid: int):
     return out
 
 
+def _spawned_workers(pid: int):
+    """The worker processes below ``pid``: those started by multiprocessing's spawn (collectors, evaluator), not its
+    resource tracker."""
+    workers = []
+    for child in _descendants(pid):
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                if b"spawn_main" in f.read():
+                    workers.append(child)
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return workers
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -60,6 +74,7 @@ def _start_training(tmp_path):
 
 
 def _assert_all_gone(pids, within: float) -> None:
+    assert pids, "no worker processes to check"  # an empty list would pass vacuously
     deadline = time.monotonic() + within
     while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -71,7 +86,9 @@ def test_signal_stops_every_process_and_keeps_the_run(tmp_path, sig):
     proc, run = _start_training(tmp_path)
     try:
         workers = _descendants(proc.pid)
-        assert len(workers) >= 3  # two collectors and the evaluator (and multiprocessing's resource tracker)
+        # two collectors and the evaluator (and multiprocessing's resource tracker), all running
+        assert len(_spawned_workers(proc.pid)) >= 3, workers
+        assert all(_alive(pid) for pid in workers), workers
         start = time.monotonic()
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=EXIT_LIMIT_S + 5)
@@ -89,7 +106,14 @@ def test_signal_stops_every_process_and_keeps_the_run(tmp_path, sig):
 
 def test_workers_exit_when_the_learner_is_killed(tmp_path):
     proc, _ = _start_training(tmp_path)
-    workers = _descendants(proc.pid)
+    try:
+        workers = _descendants(proc.pid)
+        # two collectors and the evaluator (and multiprocessing's resource tracker), all running
+        assert len(_spawned_workers(proc.pid)) >= 3, workers
+        assert all(_alive(pid) for pid in workers), workers
+    except BaseException:
+        proc.kill()
+        raise
     proc.kill()  # SIGKILL: no clean-up code runs in the learner
     proc.communicate(timeout=10)
     _assert_all_gone(workers, within=EXIT_LIMIT_S)
