@@ -10,7 +10,7 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 from ding_lite.utils.errors import ConfigError
 from ding_lite.utils.suggest import closest
 
-from .compat import IGNORED_KEYS, main_key_reason
+from .compat import IGNORED_KEYS, main_key_reason, value_reason
 
 # Names too generic to send the user to "where this key lives" elsewhere in the tree.
 _NOT_RELOCATED = ("type", "import_names")
@@ -173,6 +173,10 @@ def _walk(layer: dict, level: Mapping, prefix: tuple, root: Mapping, free_form: 
         if expected is not None:
             problems.append(_type_message(dotted(path), value, expected) + suffix)
             del layer[key]
+            continue
+        reason = value_reason(path, value)  # a DI-engine value ding_lite does not take (the key stays)
+        if reason is not None:
+            problems.append(f"{dotted(path)}={_short_repr(value)}: {reason}" + suffix)
             continue
         if isinstance(default, Mapping) and isinstance(value, dict) and dotted(path) not in free_form:
             _walk(value, default, path, root, free_form, policy_type, suffix, shadowed, problems)
