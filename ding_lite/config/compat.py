@@ -9,6 +9,7 @@ that are *not* in the compiled defaults: once a component declares a key (say a 
 ``cfg_type='...Dict'`` into every section of the ``total_config.py`` it saves, as a label of the config class. It is
 not a setting, so there is nothing to fix, and refusing it would only make DI-engine's saved configs tedious to reuse.
 """
+import re
 from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
 
 # Keys removed from the user's config without a message, wherever they occur (see the module docstring).
@@ -226,12 +227,19 @@ MAIN_CONFIG_VALUES: Dict[Tuple[str, Any], str] = {
     ("policy.model.action_space", "reparameterization"):
         "DI-engine's name for SAC's reparameterised Gaussian actor, which ding_lite's SAC always uses; ding_lite "
         "reads the action space from the env: remove it",
-    **{("env.env_id", env_id): f"a mujoco-py env, which gymnasium 1.x registers only to say it moved to "
-                               f"gymnasium-robotics; use the current MuJoCo env "
-                               f"env.env_id='{DI_ENGINE_ENV_IDS[env_id]}' (pip install \"gymnasium[mujoco]\"; "
-                               f"its observation can differ, so drop policy.model.obs_shape)"
-       for env_id in MUJOCO_PY_ENV_IDS},
+    **{("env.env_id", old): (f"a mujoco-py env, which gymnasium 1.x registers only to say it moved to "
+                             f"gymnasium-robotics; use the current MuJoCo env env.env_id='{new}' (pip install "
+                             f"\"gymnasium[mujoco]\"; its observation can differ, so drop policy.model.obs_shape)"
+                             if old in MUJOCO_PY_ENV_IDS else
+                             f"the gym 0.25 id DI-engine 0.5.3 uses; gymnasium 1.x has this env as '{new}': use "
+                             f"env.env_id='{new}'")
+       for old, new in DI_ENGINE_ENV_IDS.items()},
 }
+# Atari ids (gym's 'PongNoFrameskip-v4', ale-py's 'ALE/Pong-v5'): refused with this reason.
+ATARI_ENV_ID = r"(NoFrameskip-v4|Deterministic-v4)$|^ALE/"
+ATARI_REASON = ("an Atari env, which ding_lite does not support: its models are MLPs over flat observations, with no "
+                "conv encoder and no Atari preprocessing (frame skip, 84x84 grey frames, frame stacking); use an env "
+                "with vector observations, or register an env and a model of your own (docs/writing_a_policy.md)")
 
 # How `ding_lite port` applies the MAIN_CONFIG_KEYS entries. An entry is removed (its message becomes the comment),
 # except: a key in PORT_MOVES is moved to the path given (where the user has not set that path already; if they
@@ -272,8 +280,11 @@ def is_off(pattern: str, value: Any) -> bool:
 
 def value_reason(path: Sequence[str], value: Any) -> Optional[str]:
     """The reason and fix for a DI-engine value of a known key (``MAIN_CONFIG_VALUES``), or None."""
+    dotted = ".".join(str(k) for k in path)
+    if dotted == "env.env_id" and isinstance(value, str) and re.search(ATARI_ENV_ID, value):
+        return ATARI_REASON
     try:
-        return MAIN_CONFIG_VALUES.get((".".join(str(k) for k in path), value))
+        return MAIN_CONFIG_VALUES.get((dotted, value))
     except TypeError:  # an unhashable value (a list, a dict) is no DI-engine value of these keys
         return None
 

@@ -268,7 +268,7 @@ def _set_env_id(port: Port, facts: dict) -> None:
     if kind is None:
         return
     if kind in compat.DIZOO_ENV_TYPES and kind not in compat.DIZOO_ENV_IDS:
-        if kind == "atari" or not env.has("env_id"):
+        if not env.has("env_id"):
             port.todo(env, f"env: {compat.DIZOO_ENV_TYPES[kind]}")
     elif not env.has("env_id"):
         env_id = compat.DIZOO_ENV_IDS.get(kind)
@@ -301,7 +301,10 @@ def _port_value(port: Port, section: Section, entry: Entry, path: Tuple[str, ...
         port.changes.append(f"renamed  env.env_id '{old}' -> '{new}'")
         return
     reason = compat.value_reason(path, entry.value)
-    if reason is not None:
+    if reason is not None and dotted == "env.env_id":  # kept, for the user to replace (the file will not compile)
+        entry.notes.append(f"{TODO} {dotted}={entry.value!r}: {reason}")
+        port.todos.append(f"{dotted}={entry.value!r}: {reason}")
+    elif reason is not None:
         _remove(port, section, entry, dotted, reason)
 
 

@@ -5,6 +5,7 @@ Every message starts with the full dotted key path, so the user can find the lin
 """
 import math
 import numbers
+import re
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ding_lite.utils.errors import ConfigError
@@ -185,6 +186,11 @@ def _walk(layer: dict, level: Mapping, prefix: tuple, root: Mapping, free_form: 
         if message is not None:
             problems.append(message + suffix)
             del layer[key]
+
+
+def problem_key(problem: str) -> str:
+    """The key path a problem message starts with ('env.env_id' of "env.env_id='X': ...")."""
+    return re.split(r"[=: ]", problem, maxsplit=1)[0]
 
 
 def check_values(cfg: Mapping, checkers: Iterable) -> List[str]:
