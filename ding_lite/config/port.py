@@ -358,9 +358,10 @@ def _move(port: Port, section: Section, entry: Entry, source: str, dest: str, va
         parent.put(dest_path[-1], value, f"moved here from {source} (DI-engine's place for it)")
         port.changes.append(f"moved    {source} -> {dest}")
     elif there.value == value:
-        _remove(port, section, entry, source, f"{reason}; {dest} already has this value")
+        _remove(port, section, entry, source, f"{_done(reason)}; {dest} already has this value")
     else:
-        _todo_out(port, section, entry, source, f"{reason}; {dest}={_short(there.value)} is kept; pick one value")
+        _todo_out(port, section, entry, source, f"{_done(reason)}; {dest}={_short(there.value)} is kept, pick one "
+                                                f"value")
 
 
 def _drop_obs_shape(port: Port, facts: dict) -> None:
