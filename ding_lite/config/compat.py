@@ -9,7 +9,8 @@ that are *not* in the compiled defaults: once a component declares a key (say a 
 ``cfg_type='...Dict'`` into every section of the ``total_config.py`` it saves, as a label of the config class. It is
 not a setting, so there is nothing to fix, and refusing it would only make DI-engine's saved configs tedious to reuse.
 """
-from typing import Dict, Iterable, Optional, Sequence
+import re
+from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
 
 # Keys removed from the user's config without a message, wherever they occur (see the module docstring).
 IGNORED_KEYS = ("cfg_type",)
@@ -84,8 +85,11 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
                                  "rate (policy.learn.learning_rate_critic / learning_rate_q); remove it",
     "policy.learn.lambda_": "has no effect for policy '{policy}' (DI-engine's ACER declares it but never reads it); "
                             "remove it",
-    "policy.collect.discount_factor": "lives at policy.learn.discount_factor in ding_lite; move it there",
-    "policy.collect.gae_lambda": "has no effect in ding_lite; remove it",
+    "policy.collect.discount_factor": "has no effect: DI-engine declares it, but its IMPALA and ACER read "
+                                      "policy.learn.discount_factor only, as ding_lite does; remove it (set "
+                                      "policy.learn.discount_factor)",
+    "policy.collect.gae_lambda": "has no effect: V-trace (IMPALA) and Retrace (ACER) need no GAE, and DI-engine's "
+                                 "IMPALA and ACER never read it either; remove it",
     "policy.learn.learning_rate": "has no effect for policy '{policy}', which has one learning rate per network: set "
                                   "policy.learn.learning_rate_actor / learning_rate_critic (ACER) or "
                                   "learning_rate_q / learning_rate_policy / learning_rate_alpha (SAC)",
@@ -104,6 +108,47 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
     # Keys of several DI-engine policies.
     "policy.nstep": "has no effect: ding_lite's targets are fixed by the algorithm (IMPALA's V-trace and ACER's "
                     "Retrace over policy.unroll_len steps, SAC's one-step soft Bellman target); remove it",
+    # Keys of DI-engine's Policy base class (every policy's default_config has them).
+    "policy.multi_gpu": "has no effect: ding_lite trains on one device (policy.cuda); remove it",
+    "policy.bp_update_sync": "has no effect: it synchronises gradients across GPUs in DI-engine, and ding_lite trains "
+                             "on one device (policy.cuda); remove it",
+    "policy.traj_len_inf": "has no effect: ding_lite's collector cuts every env's trajectory into policy.unroll_len "
+                           "segments (and at episode ends) itself; remove it",
+    "policy.learn.resume_training": "ding_lite resumes from the command line: --resume continues a run from its last "
+                                    "checkpoint with env steps and train iterations intact; remove it",
+    # Keys of DI-engine's dizoo configs for IMPALA, ACER and SAC (cartpole, pendulum, lunarlander, pong, mujoco).
+    "policy.learn.unroll_len": "lives at policy.unroll_len in ding_lite (DI-engine's ACER reads it in two places, "
+                               "policy.learn.unroll_len and policy.collect.unroll_len); move it there",
+    "policy.discount_factor": "has no effect for policy '{policy}': DI-engine's IMPALA, ACER and SAC read "
+                              "policy.learn.discount_factor (as ding_lite does), not this DQN-style key; remove it "
+                              "(set policy.learn.discount_factor)",
+    "policy.collect.env_num": "has no effect: the number of collector envs is env.collector_env_num (DI-engine's "
+                              "SAC does not read this key either); remove it",
+    "policy.eval.env_num": "has no effect: the number of evaluator envs is env.evaluator_env_num (DI-engine's SAC "
+                           "does not read this key either); remove it",
+    "policy.collect.collector.type": "has no effect: ding_lite has one collector, which collects train samples "
+                                     "(policy.collect.n_sample), like DI-engine's 'sample' collector; remove it",
+    "policy.other.eps": "not supported: DI-engine's discrete SAC collects epsilon-greedy on this schedule; "
+                        "ding_lite's SAC explores by sampling its own policy, with the entropy set by alpha "
+                        "(policy.learn.alpha, auto_alpha, target_entropy_ratio); remove it",
+    "policy.other.replay_buffer.sliced": "has no effect: DI-engine's deque buffer option to cut samples into "
+                                         "unroll_len slices; ding_lite stores whole train samples (one unroll of "
+                                         "policy.unroll_len steps each); remove it",
+    "policy.model.agent_obs_shape": "not supported: a multi-agent model input of DI-engine (ding_lite has no "
+                                    "multi-agent support, and reads policy.model.obs_shape from the env); remove it",
+    "policy.model.global_obs_shape": "not supported: a multi-agent model input of DI-engine (ding_lite has no "
+                                     "multi-agent support, and reads policy.model.obs_shape from the env); remove it",
+    "env.frame_stack": "not supported: an option of DI-engine's Atari env; ding_lite has no Atari preprocessing "
+                       "(frame skip, 84x84 grey frames, frame stacking) and no conv encoder: its models are MLPs "
+                       "over flat observations; remove it",
+    "env.norm_obs": "not supported: DI-engine's MuJoCo env option for running observation normalisation (off, "
+                    "use_norm=False, in every dizoo config); ding_lite does not normalise observations: remove it (to "
+                    "normalise, register an env of your own wrapped in gymnasium.wrappers.NormalizeObservation)",
+    "env.norm_reward": "not supported: DI-engine's MuJoCo env option for reward normalisation (off, use_norm=False, "
+                       "in every dizoo config); ding_lite does not normalise rewards: remove it (to normalise, "
+                       "register an env of your own wrapped in gymnasium.wrappers.NormalizeReward)",
+    "env.manager.reset_inplace": "has no effect: ding_lite's vector envs reset finished envs in place on their own; "
+                                 "remove it",
     # Fallbacks for whole sections.
     "env.manager.*": "is not an option of ding_lite's env managers (gymnasium vector envs, chosen by env.manager.type "
                      "'base' or 'subprocess'); DI-engine's retry, timeout and reset options have no effect here; "
@@ -139,8 +184,126 @@ DIZOO_ENV_IDS: Dict[str, str] = {
 }
 
 
+# dizoo envs whose 'solved' return differs from their gymnasium id's: (DI-engine's stop_value, ding_lite's, why).
+# `ding_lite port` replaces exactly that stop_value.
+DIZOO_STOP_VALUES: Dict[str, Tuple[float, float, str]] = {
+    "cartpole": (195, 475, "DI-engine's dizoo CartPole is gym's CartPole-v0 (episodes end at 200 steps, solved at "
+                           "195); CartPole-v1 runs 500 steps and is solved at 475"),
+}
+
+# dizoo env types that map to no single gymnasium id: what to do instead.
+DIZOO_ENV_TYPES: Dict[str, str] = {
+    "mujoco": "DI-engine's MuJoCo env (mujoco-py ids such as 'HalfCheetah-v3'); ding_lite makes gymnasium's MuJoCo "
+              "envs by id: remove the env type (it defaults to 'gym') and set env.env_id to the -v5 id, e.g. "
+              "'HalfCheetah-v5' (pip install \"gymnasium[mujoco]\")",
+    "atari": "DI-engine's Atari env, which is not supported: ding_lite's models are MLPs over flat observations, "
+             "with no conv encoder and no Atari preprocessing (frame skip, 84x84 grey frames, frame stacking); use "
+             "an env with vector observations, or register an env and a model of your own "
+             "(docs/writing_a_policy.md)",
+}
+
+# DI-engine policy type names that are not registered in ding_lite -> the ding_lite name of the same algorithm.
+DI_ENGINE_POLICY_TYPES: Dict[str, str] = {
+    # DI-engine 0.5.3 registers discrete SAC as 'discrete_sac'; its lunarlander_discrete_sac config says this.
+    "sac_discrete": "discrete_sac",
+}
+
+# gym ids of DI-engine's dizoo configs -> the gymnasium 1.x id of the same env.
+DI_ENGINE_ENV_IDS: Dict[str, str] = {
+    "LunarLander-v2": "LunarLander-v3",
+    "LunarLanderContinuous-v2": "LunarLanderContinuous-v3",
+    "BipedalWalker-v2": "BipedalWalker-v3",
+    "Ant-v3": "Ant-v5",
+    "HalfCheetah-v3": "HalfCheetah-v5",
+    "Hopper-v3": "Hopper-v5",
+    "Walker2d-v3": "Walker2d-v5",
+    "Humanoid-v3": "Humanoid-v5",
+}
+# Of those, the mujoco-py ids that gymnasium still registers, only to fail when made: refused with the -v5 id.
+MUJOCO_PY_ENV_IDS = tuple(k for k in DI_ENGINE_ENV_IDS if k.endswith("-v3") and DI_ENGINE_ENV_IDS[k].endswith("-v5"))
+
+# Values of known keys that DI-engine accepts and ding_lite does not, with the reason and the fix: (path, value).
+MAIN_CONFIG_VALUES: Dict[Tuple[str, Any], str] = {
+    ("policy.model.action_space", "reparameterization"):
+        "DI-engine's name for SAC's reparameterised Gaussian actor, which ding_lite's SAC always uses; ding_lite "
+        "reads the action space from the env: remove it",
+    **{("env.env_id", old): (f"a mujoco-py env, which gymnasium 1.x registers only to say it moved to "
+                             f"gymnasium-robotics; use the current MuJoCo env env.env_id='{new}' (pip install "
+                             f"\"gymnasium[mujoco]\"; its observation can differ, so drop policy.model.obs_shape)"
+                             if old in MUJOCO_PY_ENV_IDS else
+                             f"the gym 0.25 id DI-engine 0.5.3 uses; gymnasium 1.x has this env as '{new}': use "
+                             f"env.env_id='{new}'")
+       for old, new in DI_ENGINE_ENV_IDS.items()},
+}
+# Atari ids (gym's 'PongNoFrameskip-v4', ale-py's 'ALE/Pong-v5'): refused with this reason.
+ATARI_ENV_ID = r"(NoFrameskip-v4|Deterministic-v4)$|^ALE/"
+ATARI_REASON = ("an Atari env, which ding_lite does not support: its models are MLPs over flat observations, with no "
+                "conv encoder and no Atari preprocessing (frame skip, 84x84 grey frames, frame stacking); use an env "
+                "with vector observations, or register an env and a model of your own (docs/writing_a_policy.md)")
+
+# How `ding_lite port` applies the MAIN_CONFIG_KEYS entries. An entry is removed (its message becomes the comment),
+# except: a key in PORT_MOVES is moved to the path given (where the user has not set that path already; if they
+# have, theirs wins and the key is removed), and a key in PORT_TODO is left for the user as a `# TODO(port):` comment
+# unless its value is the 'off' value given there (so removing it changes nothing).
+PORT_MOVES: Dict[str, str] = {
+    "policy.collect.unroll_len": "policy.unroll_len",
+    "policy.learn.unroll_len": "policy.unroll_len",
+    "policy.eval.evaluator.n_episode": "env.n_evaluator_episode",
+    "policy.eval.evaluator.stop_value": "env.stop_value",
+}
+_NEVER = object()  # an 'off' value no config has: the key is always left as a TODO
+PORT_TODO: Dict[str, Any] = {
+    "policy.collect.n_episode": _NEVER,
+    "policy.multi_agent": False,
+    "env.frame_stack": _NEVER,
+    "env.norm_obs": {"use_norm": False},
+    "env.norm_reward": {"use_norm": False},
+    "reward_model": _NEVER,
+    "world_model": _NEVER,
+}
+
+
+def port_action(pattern: str) -> str:
+    """'moved', 'not supported' or 'no effect': what the MAIN_CONFIG_KEYS entry ``pattern`` means for a port."""
+    if pattern in PORT_MOVES:
+        return "moved"
+    if pattern in PORT_TODO or MAIN_CONFIG_KEYS[pattern].startswith("not supported"):
+        return "not supported"
+    return "no effect"
+
+
+def is_off(pattern: str, value: Any) -> bool:
+    """Whether ``value`` of the PORT_TODO entry ``pattern`` is its 'off' value (removing the key changes nothing)."""
+    off = PORT_TODO.get(pattern, _NEVER)
+    return off is not _NEVER and value == off
+
+
+def value_reason(path: Sequence[str], value: Any) -> Optional[str]:
+    """The reason and fix for a DI-engine value of a known key (``MAIN_CONFIG_VALUES``), or None."""
+    dotted = ".".join(str(k) for k in path)
+    if dotted == "env.env_id" and isinstance(value, str) and re.search(ATARI_ENV_ID, value):
+        return ATARI_REASON
+    try:
+        return MAIN_CONFIG_VALUES.get((dotted, value))
+    except TypeError:  # an unhashable value (a list, a dict) is no DI-engine value of these keys
+        return None
+
+
 def _matches(pattern: Sequence[str], path: Sequence[str]) -> bool:
     return len(pattern) == len(path) and all(p in ("*", k) for p, k in zip(pattern, path))
+
+
+def main_key_pattern(path: Sequence[str], wildcard: bool) -> Optional[str]:
+    """The ``MAIN_CONFIG_KEYS`` entry that matches the dotted ``path``, or None.
+
+    ``wildcard=False`` looks at exact entries only, ``wildcard=True`` at the '*' fallbacks only.
+    """
+    path = [str(k) for k in path]
+    for pattern in MAIN_CONFIG_KEYS:
+        parts = pattern.split(".")
+        if ("*" in parts) == wildcard and _matches(parts, path):
+            return pattern
+    return None
 
 
 def main_key_reason(path: Sequence[str], policy_type: Optional[str], wildcard: bool) -> Optional[str]:
@@ -148,12 +311,10 @@ def main_key_reason(path: Sequence[str], policy_type: Optional[str], wildcard: b
 
     ``wildcard=False`` looks at exact entries only, ``wildcard=True`` at the '*' fallbacks only.
     """
-    path = [str(k) for k in path]
-    for pattern, message in MAIN_CONFIG_KEYS.items():
-        parts = pattern.split(".")
-        if ("*" in parts) == wildcard and _matches(parts, path):
-            return message.replace("{policy}", str(policy_type)).replace("{key}", path[-1])
-    return None
+    pattern = main_key_pattern(path, wildcard)
+    if pattern is None:
+        return None
+    return MAIN_CONFIG_KEYS[pattern].replace("{policy}", str(policy_type)).replace("{key}", str(path[-1]))
 
 
 def di_engine_modules(names: Iterable[str]) -> list:

@@ -26,7 +26,7 @@ from .create import check_create_config, place_types, resolve_types
 from .defaults import BUILTIN_MODULES, SECTION_PATHS, build_defaults
 from .overrides import normalize_overrides
 from .save import save_config_py
-from .validate import check_values, config_error, validate_layer
+from .validate import check_values, config_error, problem_key, validate_layer
 
 ConfigInput = Union[Mapping, Tuple[Mapping, Mapping]]
 
@@ -94,7 +94,9 @@ def compile_config(cfg: ConfigInput, create_cfg: Optional[Mapping] = None,
     if threads != "auto" and (isinstance(threads, str) or threads < 1):
         problems.append(f"torch_threads={threads!r}: must be 'auto' or a whole number >= 1")
     compiled = EasyDict(merged)
-    problems += check_values(compiled, defaults.checkers)  # on the rest, so one run names every problem
+    # On the rest, so one run names every problem; a key already refused above (a DI-engine value) is not named twice.
+    refused = {problem_key(p) for p in problems}
+    problems += [p for p in check_values(compiled, defaults.checkers) if problem_key(p) not in refused]
     if problems:
         raise config_error(problems)
     if save_path is not None:

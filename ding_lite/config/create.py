@@ -18,8 +18,8 @@ from ding_lite.utils.errors import ConfigError
 from ding_lite.utils.registry import ENV_REGISTRY, POLICY_REGISTRY, import_modules
 from ding_lite.utils.suggest import did_you_mean
 
-from .compat import (CREATE_CONFIG_SECTIONS, DI_ENGINE_BUFFER_TYPES, DI_ENGINE_MANAGER_TYPES, DIZOO_ENV_IDS,
-                     IGNORED_KEYS, di_engine_modules)
+from .compat import (CREATE_CONFIG_SECTIONS, DI_ENGINE_BUFFER_TYPES, DI_ENGINE_MANAGER_TYPES,
+                     DI_ENGINE_POLICY_TYPES, DIZOO_ENV_IDS, DIZOO_ENV_TYPES, IGNORED_KEYS, di_engine_modules)
 from .defaults import DEFAULT_TYPES, SECTION_PATHS, import_builtins
 
 # create_config section of each component.
@@ -125,6 +125,8 @@ def resolve_types(create: Mapping, main: Mapping, overrides: Mapping, override_s
 
 
 def _dizoo_env_message(where: str, kind: Optional[str], foreign: List[str]) -> str:
+    if kind in DIZOO_ENV_TYPES:
+        return f"{where}: {foreign[0]!r} is {DIZOO_ENV_TYPES[kind]}"
     env_id = DIZOO_ENV_IDS.get(str(kind))
     example = f"'{env_id}'" if env_id else "the gymnasium id of your env"
     return (f"{where}: {foreign[0]!r} is a DI-engine (dizoo) env module; ding_lite makes gymnasium envs by id: remove "
@@ -140,6 +142,11 @@ def _check_di_engine_type(name: str, kind: Optional[str], where: Optional[str]) 
     if name == "manager" and kind in DI_ENGINE_MANAGER_TYPES:
         raise ConfigError(f"{where}='{kind}': ding_lite's env manager for this is "
                           f"'{DI_ENGINE_MANAGER_TYPES[kind]}'; use that")
+    if name == "policy" and kind in DI_ENGINE_POLICY_TYPES and kind not in POLICY_REGISTRY:
+        raise ConfigError(f"{where}='{kind}': ding_lite's name for this algorithm is "
+                          f"'{DI_ENGINE_POLICY_TYPES[kind]}' (so is DI-engine's registered name); use that")
+    if name == "env" and kind in DIZOO_ENV_TYPES and kind not in ENV_REGISTRY:
+        raise ConfigError(f"{where}='{kind}' is {DIZOO_ENV_TYPES[kind]}")
     if name == "env" and kind in DIZOO_ENV_IDS and kind not in ENV_REGISTRY:
         raise ConfigError(f"{where}='{kind}' is a DI-engine (dizoo) env; ding_lite makes gymnasium envs by id: remove "
                           f"the env type (it defaults to 'gym') and set env.env_id='{DIZOO_ENV_IDS[kind]}' in "

@@ -5,12 +5,13 @@ Every message starts with the full dotted key path, so the user can find the lin
 """
 import math
 import numbers
+import re
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ding_lite.utils.errors import ConfigError
 from ding_lite.utils.suggest import closest
 
-from .compat import IGNORED_KEYS, main_key_reason
+from .compat import IGNORED_KEYS, main_key_reason, value_reason
 
 # Names too generic to send the user to "where this key lives" elsewhere in the tree.
 _NOT_RELOCATED = ("type", "import_names")
@@ -174,6 +175,10 @@ def _walk(layer: dict, level: Mapping, prefix: tuple, root: Mapping, free_form: 
             problems.append(_type_message(dotted(path), value, expected) + suffix)
             del layer[key]
             continue
+        reason = value_reason(path, value)  # a DI-engine value ding_lite does not take (the key stays)
+        if reason is not None:
+            problems.append(f"{dotted(path)}={_short_repr(value)}: {reason}" + suffix)
+            continue
         if isinstance(default, Mapping) and isinstance(value, dict) and dotted(path) not in free_form:
             _walk(value, default, path, root, free_form, policy_type, suffix, shadowed, problems)
             continue
@@ -181,6 +186,11 @@ def _walk(layer: dict, level: Mapping, prefix: tuple, root: Mapping, free_form: 
         if message is not None:
             problems.append(message + suffix)
             del layer[key]
+
+
+def problem_key(problem: str) -> str:
+    """The key path a problem message starts with ('env.env_id' of "env.env_id='X': ...")."""
+    return re.split(r"[=: ]", problem, maxsplit=1)[0]
 
 
 def check_values(cfg: Mapping, checkers: Iterable) -> List[str]:

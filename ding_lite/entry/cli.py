@@ -173,5 +173,24 @@ def summary(run_dirs: Tuple[str, ...], threshold: Optional[float], group_by: str
         click.echo(json.dumps(rows, indent=2) if as_json else format_summary(rows))
 
 
+@main.command()
+@click.argument("file", metavar="FILE")
+@click.option("-o", "--out", default=None, help="The ding_lite config to write (default: FILE's name with "
+                                                "'_ding_lite.py' instead of '.py', beside it).")
+@click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
+def port(file: str, out: Optional[str], force: bool) -> None:
+    """Write the ding_lite version of a DI-engine config FILE (main_config and create_config; its __main__ block is
+    not run): keys moved, renamed or removed as ding_lite's messages ask, each change a comment, and a
+    `# TODO(port):` comment where you must decide. Exit status 0: OUT is written and compiles with ding_lite (any
+    TODOs are listed); 2: OUT is written but does not compile until you edit its TODOs, or nothing is written (FILE
+    missing or broken, OUT exists without --force). See docs/porting_from_dingengine.md."""
+    from ding_lite.config.port import port_file, report
+    with user_errors():
+        result, written = port_file(file, out, force)
+        click.echo(report(result, file, written))
+        if result.problems is not None:
+            raise UserError(f"{written} does not compile yet: {result.problems}")
+
+
 if __name__ == "__main__":
     main()

@@ -1,0 +1,583 @@
+"""``ding_lite port``: a DI-engine config file rewritten as a ding_lite config file, each change a comment.
+
+The DI-engine file is read like any config file (``read_config_file``: it runs as a module that is not
+``__main__``, so its ``if __name__ == '__main__':`` block, which imports ``ding``, never runs). Then:
+
+* create_config: a dizoo env type becomes ``env.env_id`` (a gymnasium id), DI-engine modules in ``import_names`` and
+  DI-engine buffer types are dropped, DI-engine manager and policy type names become ding_lite's;
+* main_config: every key ding_lite does not take is looked up in the compat tables (``compat.py``) and moved or
+  removed, its reason written as a comment where it was; a key with no entry, or one whose DI-engine behaviour
+  ding_lite lacks, is commented out as ``# TODO(port):`` with ding_lite's own message;
+* values DI-engine reads that ding_lite does not (old gym ids, SAC's ``action_space='reparameterization'``,
+  CartPole-v0's stop value) are replaced or removed, with a comment.
+
+``port_file`` writes the result and compiles it with ding_lite, so the caller knows whether it runs as it is.
+"""
+import keyword
+import os
+import re
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from ding_lite.utils.dict_tools import to_plain
+from ding_lite.utils.errors import UserError
+from ding_lite.utils.file_io import atomic_write_text
+from ding_lite.utils.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY
+
+from . import compat
+from .loader import read_config_file
+from .save import format_value
+from .validate import unknown_key_message
+
+TODO = "TODO(port):"
+WIDTH = 118
+_INDENT = "    "
+OUT_SUFFIX = "_ding_lite.py"
+
+
+# ---- the output tree: sections keep their keys in order, with comments where keys were -------------------------
+@dataclass
+class Entry:
+    """One line of a section: a key (``value`` a scalar, a list or a ``Section``) with comments above it, or, with
+    ``key`` None, comments alone (where a removed key was)."""
+
+    key: Optional[str]
+    value: Any = None
+    notes: List[str] = field(default_factory=list)
+
+
+@dataclass
+class Section:
+    entries: List[Entry] = field(default_factory=list)
+
+    def find(self, key: str) -> Optional[Entry]:
+        return next((e for e in self.entries if e.key == key), None)
+
+    def has(self, key: str) -> bool:
+        return self.find(key) is not None
+
+    def note(self, text: str) -> None:
+        self.entries.append(Entry(None, notes=[text]))
+
+    def put(self, key: str, value: Any, note: Optional[str] = None, first: bool = False) -> Entry:
+        entry = Entry(key, value, [note] if note else [])
+        self.entries.insert(0, entry) if first else self.entries.append(entry)
+        return entry
+
+    def child(self, key: str) -> "Section":
+        """The sub-section ``key``, made (at the end) if absent."""
+        entry = self.find(key)
+        if entry is None:
+            entry = self.put(key, Section())
+        return entry.value
+
+    def to_plain(self) -> dict:
+        return {e.key: e.value.to_plain() if isinstance(e.value, Section) else e.value
+                for e in self.entries if e.key is not None}
+
+
+def _section(tree: Mapping) -> Section:
+    return Section([Entry(k, _section(v) if isinstance(v, Mapping) and v else v) for k, v in tree.items()])
+
+
+def _at(root: Section, path: Tuple[str, ...]) -> Optional[Entry]:
+    node: Any = root
+    entry = None
+    for key in path:
+        if not isinstance(node, Section):
+            return None
+        entry = node.find(key)
+        if entry is None:
+            return None
+        node = entry.value
+    return entry
+
+
+def _short(value: Any, limit: int = 70) -> str:
+    text = format_value(value) if isinstance(value, (Mapping, list, tuple)) else repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+# ---- the result ----------------------------------------------------------------------------------------------------
+@dataclass
+class Port:
+    """A ported config: the output trees, a line per change, the TODOs, and whether it compiles (``problems``)."""
+
+    main: Section
+    create: Section
+    changes: List[str] = field(default_factory=list)
+    todos: List[str] = field(default_factory=list)
+    problems: Optional[str] = None
+
+    def change(self, section: Section, text: str, summary: str, key: Optional[str] = None, value: Any = None,
+               first: bool = False) -> None:
+        """Record a change: ``text`` as a comment in ``section`` (above ``key``=``value`` when given, else where a
+        removed key was), ``summary`` as a line of the report."""
+        if key is None:
+            section.note(text)
+        else:
+            section.put(key, value, text, first=first)
+        self.changes.append(summary)
+
+    def todo(self, section: Section, text: str) -> None:
+        section.note(f"{TODO} {text}")
+        self.todos.append(text)
+
+
+def _done(reason: str) -> str:
+    """A compat message as a comment on the change already made: without its '; remove it' / '; move it there'."""
+    return re.sub(r"[;:] (remove it|move it there)(?= \(|$)", "", reason)
+
+
+def _remove(port: Port, section: Section, entry: Entry, path: str, reason: str) -> None:
+    """Replace ``entry`` in ``section`` by the comment 'removed PATH=VALUE: REASON'."""
+    reason = _done(reason)
+    index = section.entries.index(entry)
+    value = entry.value.to_plain() if isinstance(entry.value, Section) else entry.value
+    text = f"removed {path}={_short(value)}: {reason}"
+    section.entries[index] = Entry(None, notes=entry.notes + [text])
+    port.changes.append(f"removed  {path}")
+
+
+def _todo_out(port: Port, section: Section, entry: Entry, path: str, reason: str) -> None:
+    """Comment ``entry`` out for the user to decide: 'TODO(port): PATH=VALUE: REASON'."""
+    index = section.entries.index(entry)
+    value = entry.value.to_plain() if isinstance(entry.value, Section) else entry.value
+    text = f"{path}={_short(value)}: {reason}"
+    section.entries[index] = Entry(None, notes=entry.notes + [f"{TODO} {text}"])
+    port.todos.append(text)
+
+
+# ---- create_config ---------------------------------------------------------------------------------------------------
+_CREATE_COMPONENTS = {"env": "env", "env_manager": "manager", "policy": "policy", "replay_buffer": "buffer"}
+
+
+def _port_import_names(port: Port, section: Section, where: str) -> None:
+    entry = section.find("import_names")
+    if entry is None or not isinstance(entry.value, (list, tuple)):
+        return
+    foreign = compat.di_engine_modules(entry.value)
+    if not foreign:
+        return
+    kept = [n for n in entry.value if n not in foreign]
+    reason = ("a DI-engine (dizoo) env module; ding_lite makes gymnasium envs by id (env.env_id)"
+              if where.endswith("env") else "DI-engine modules; ding_lite's own components need no import_names")
+    if kept:
+        entry.value = kept
+        entry.notes.append(f"dropped {', '.join(repr(n) for n in foreign)} from {where}.import_names: {reason}")
+        port.changes.append(f"removed  {where}.import_names {foreign}")
+    else:
+        _remove(port, section, entry, f"{where}.import_names", reason)
+
+
+def _port_component(port: Port, name: str, section: Section, where: str, facts: dict) -> None:
+    """Port the ``type`` / ``import_names`` of one component section (``where`` is its dotted path for messages)."""
+    _port_import_names(port, section, where)
+    entry = section.find("type")
+    kind = entry.value if entry is not None else None
+    if not isinstance(kind, str):
+        return
+    if name == "env" and kind not in ENV_REGISTRY:
+        facts["env_type"] = kind
+        if kind in compat.DIZOO_ENV_IDS:
+            _remove(port, section, entry, f"{where}.type", f"DI-engine's dizoo env; ding_lite makes gymnasium envs by "
+                                                          f"id: env.env_id in main_config (the gymnasium id of this "
+                                                          f"env is '{compat.DIZOO_ENV_IDS[kind]}')")
+        elif kind in compat.DIZOO_ENV_TYPES:
+            _remove(port, section, entry, f"{where}.type", compat.DIZOO_ENV_TYPES[kind])
+        else:
+            _todo_out(port, section, entry, f"{where}.type",
+                      "an env type ding_lite does not have; set env.env_id to the gymnasium id of this env, or "
+                      "register an env of your own (docs/writing_a_policy.md) and name it here")
+    elif name == "manager" and kind in compat.DI_ENGINE_MANAGER_TYPES:
+        new = compat.DI_ENGINE_MANAGER_TYPES[kind]
+        entry.value = new
+        entry.notes.append(f"renamed {where}.type '{kind}' -> '{new}': ding_lite's env manager for this")
+        port.changes.append(f"renamed  {where}.type '{kind}' -> '{new}'")
+    elif name == "manager" and kind not in ENV_MANAGER_REGISTRY:
+        _todo_out(port, section, entry, f"{where}.type", f"not a ding_lite env manager (it has "
+                                                         f"{', '.join(ENV_MANAGER_REGISTRY.keys())}); the default "
+                                                         f"'base' is used")
+    elif name == "policy" and kind in compat.DI_ENGINE_POLICY_TYPES and kind not in POLICY_REGISTRY:
+        new = compat.DI_ENGINE_POLICY_TYPES[kind]
+        entry.value = new
+        entry.notes.append(f"renamed {where}.type '{kind}' -> '{new}': ding_lite's (and DI-engine's registered) name "
+                           f"of this algorithm")
+        port.changes.append(f"renamed  {where}.type '{kind}' -> '{new}'")
+    elif name == "policy" and kind not in POLICY_REGISTRY:
+        raise UserError(f"{where}.type='{kind}': ding_lite has no such policy (it has "
+                        f"{', '.join(POLICY_REGISTRY.keys())}); port supports DI-engine configs of those algorithms")
+    elif name == "model" and kind not in MODEL_REGISTRY:
+        _remove(port, section, entry, f"{where}.type", f"not a ding_lite model; the policy's default model is used "
+                                                       f"(ding_lite has {', '.join(MODEL_REGISTRY.keys())})")
+    elif name == "buffer" and kind in compat.DI_ENGINE_BUFFER_TYPES:
+        _remove(port, section, entry, f"{where}.type", "DI-engine's buffer types do not exist in ding_lite; its "
+                                                       "buffer 'columnar' (the default) covers them")
+
+
+def _port_create(port: Port, facts: dict) -> None:
+    create = port.create
+    for entry in list(create.entries):
+        key = entry.key
+        if key in compat.IGNORED_KEYS:
+            create.entries.remove(entry)
+        elif key in compat.CREATE_CONFIG_SECTIONS:
+            reason = compat.CREATE_CONFIG_SECTIONS[key]
+            if key in compat.PORT_TODO:
+                _todo_out(port, create, entry, f"create_config.{key}", reason)
+            else:
+                _remove(port, create, entry, f"create_config.{key}", reason)
+        elif key not in _CREATE_COMPONENTS:
+            _todo_out(port, create, entry, f"create_config.{key}",
+                      f"not a create_config section of ding_lite (it has {', '.join(_CREATE_COMPONENTS)})")
+        elif isinstance(entry.value, Section):
+            _drop_ignored(entry.value)
+            _port_component(port, _CREATE_COMPONENTS[key], entry.value, f"create_config.{key}", facts)
+            model = entry.value.find("model") if key == "policy" else None
+            if model is not None and isinstance(model.value, Section):
+                _port_component(port, "model", model.value, "create_config.policy.model", facts)
+
+
+def _drop_ignored(section: Section) -> None:
+    section.entries = [e for e in section.entries if e.key not in compat.IGNORED_KEYS]
+
+
+# ---- main_config -----------------------------------------------------------------------------------------------------
+def _main_components(port: Port, facts: dict) -> None:
+    """``type`` / ``import_names`` written in main_config's sections (as DI-engine's saved total_config.py has)."""
+    from .defaults import SECTION_PATHS
+    for name, path in SECTION_PATHS.items():
+        entry = _at(port.main, path)
+        if entry is not None and isinstance(entry.value, Section):
+            _port_component(port, name, entry.value, ".".join(path), facts)
+
+
+def _types(port: Port) -> Dict[str, Tuple[Optional[str], List[str]]]:
+    from .compile import split_config
+    from .create import resolve_types
+    main, create = split_config(port.main.to_plain(), port.create.to_plain())
+    return resolve_types(create, main, {}, "")
+
+
+def _set_env_id(port: Port, facts: dict) -> None:
+    """``env.env_id`` from a dizoo env type (when main_config has none), and CartPole-v0's stop value."""
+    kind = facts.get("env_type")
+    env = port.main.child("env")
+    if kind is None:
+        return
+    if kind in compat.DIZOO_ENV_TYPES and kind not in compat.DIZOO_ENV_IDS:
+        if not env.has("env_id"):
+            port.todo(env, f"env: {compat.DIZOO_ENV_TYPES[kind]}")
+    elif not env.has("env_id"):
+        env_id = compat.DIZOO_ENV_IDS.get(kind)
+        if env_id is None:
+            port.todo(env, f"env.env_id: set the gymnasium id of DI-engine's env type '{kind}'")
+        else:
+            port.change(env, f"set env.env_id='{env_id}': the gymnasium id of DI-engine's dizoo env type '{kind}'",
+                        f"set      env.env_id='{env_id}' (from the dizoo env type '{kind}')", "env_id", env_id,
+                        first=True)
+    stop = env.find("stop_value")
+    if kind in compat.DIZOO_STOP_VALUES and stop is not None:
+        old, new, why = compat.DIZOO_STOP_VALUES[kind]
+        if stop.value == old:
+            stop.value = new
+            stop.notes.append(f"changed env.stop_value {old} -> {new}: {why}")
+            port.changes.append(f"changed  env.stop_value {old} -> {new}")
+
+
+def _port_value(port: Port, section: Section, entry: Entry, path: Tuple[str, ...], facts: dict) -> None:
+    """A known key whose DI-engine value ding_lite reads differently."""
+    dotted = ".".join(path)
+    if dotted == "env.env_id" and entry.value in compat.DI_ENGINE_ENV_IDS:
+        old, new = entry.value, compat.DI_ENGINE_ENV_IDS[entry.value]
+        entry.value = new
+        extra = ""
+        if old in compat.MUJOCO_PY_ENV_IDS:
+            facts["env_changed"] = True
+            extra = " (gymnasium's MuJoCo envs need pip install \"gymnasium[mujoco]\")"
+        entry.notes.append(f"renamed env.env_id '{old}' -> '{new}': the gymnasium 1.x id of this env{extra}")
+        port.changes.append(f"renamed  env.env_id '{old}' -> '{new}'")
+        return
+    reason = compat.value_reason(path, entry.value)
+    if reason is not None and dotted == "env.env_id":  # kept, for the user to replace (the file will not compile)
+        entry.notes.append(f"{TODO} {dotted}={entry.value!r}: {reason}")
+        port.todos.append(f"{dotted}={entry.value!r}: {reason}")
+    elif reason is not None:
+        _remove(port, section, entry, dotted, reason)
+
+
+def _walk(port: Port, section: Section, level: Mapping, path: Tuple[str, ...], root: Mapping, free_form: set,
+          policy_type: str, facts: dict) -> None:
+    for entry in list(section.entries):
+        if entry.key is None:
+            continue
+        key, sub = entry.key, path + (entry.key,)
+        dotted = ".".join(sub)
+        if key in compat.IGNORED_KEYS:
+            section.entries.remove(entry)
+        elif key in level:
+            if dotted in free_form or not isinstance(entry.value, Section) or not isinstance(level[key], Mapping):
+                _port_value(port, section, entry, sub, facts)
+            else:
+                _walk(port, entry.value, level[key], sub, root, free_form, policy_type, facts)
+        else:
+            _port_unknown(port, section, entry, sub, level, root, policy_type)
+
+
+def _port_unknown(port: Port, section: Section, entry: Entry, path: Tuple[str, ...], level: Mapping, root: Mapping,
+                  policy_type: str) -> None:
+    dotted = ".".join(path)
+    value = entry.value.to_plain() if isinstance(entry.value, Section) else entry.value
+    pattern = compat.main_key_pattern(path, wildcard=False)
+    if pattern is None and compat.main_key_pattern(path, wildcard=True) == "env.manager.*":
+        pattern = "env.manager.*"
+    if pattern is None:
+        message = unknown_key_message(path, level, root, policy_type, value).split(": ", 1)[1]
+        _todo_out(port, section, entry, dotted, message)
+        return
+    reason = compat.main_key_reason(path, policy_type, wildcard=pattern.endswith("*"))
+    if pattern in compat.PORT_MOVES:
+        _move(port, section, entry, dotted, compat.PORT_MOVES[pattern], value, reason)
+    elif pattern in compat.PORT_TODO and not compat.is_off(pattern, value):
+        _todo_out(port, section, entry, dotted, reason)
+    else:
+        _remove(port, section, entry, dotted, reason)
+
+
+def _move(port: Port, section: Section, entry: Entry, source: str, dest: str, value: Any, reason: str) -> None:
+    dest_path = tuple(dest.split("."))
+    there = _at(port.main, dest_path)
+    if there is None:
+        index = section.entries.index(entry)
+        section.entries[index] = Entry(None, notes=entry.notes + [f"moved {source} -> {dest}: {_done(reason)}"])
+        parent = port.main
+        for key in dest_path[:-1]:
+            parent = parent.child(key)
+        parent.put(dest_path[-1], value, f"moved here from {source} (DI-engine's place for it)")
+        port.changes.append(f"moved    {source} -> {dest}")
+    elif there.value == value:
+        _remove(port, section, entry, source, f"{_done(reason)}; {dest} already has this value")
+    else:
+        _todo_out(port, section, entry, source, f"{_done(reason)}; {dest}={_short(there.value)} is kept, pick one "
+                                                f"value")
+
+
+def _drop_obs_shape(port: Port, facts: dict) -> None:
+    """After a MuJoCo id change (-v3 -> -v5): the observation may differ, and ding_lite reads it from the env."""
+    if not facts.get("env_changed"):
+        return
+    model = _at(port.main, ("policy", "model"))
+    if model is not None and isinstance(model.value, Section):
+        entry = model.value.find("obs_shape")
+        if entry is not None:
+            _remove(port, model.value, entry, "policy.model.obs_shape",
+                    "ding_lite reads it from the env, and the gymnasium id above has a different env version")
+
+
+def _hoist_empty(section: Section) -> None:
+    """A sub-section left with no keys goes, its comments stay where it was."""
+    for entry in list(section.entries):
+        if isinstance(entry.value, Section):
+            _hoist_empty(entry.value)
+            if entry.value.entries and all(e.key is None for e in entry.value.entries):
+                index = section.entries.index(entry)
+                notes = entry.notes + [n for e in entry.value.entries for n in e.notes]
+                section.entries[index] = Entry(None, notes=notes)
+
+
+def port_config(main: Mapping, create: Mapping) -> Port:
+    """The ding_lite version of DI-engine's ``(main_config, create_config)`` (nothing is written or compiled)."""
+    from .defaults import build_defaults, import_builtins
+
+    import_builtins()  # the registries the type names are checked against
+    if not isinstance(main, Mapping) or not isinstance(create, Mapping):
+        raise UserError("main_config and create_config must be dicts")
+    port = Port(_section(to_plain(main)), _section(to_plain(create)))
+    facts: dict = {}
+    _port_create(port, facts)
+    _main_components(port, facts)
+    types = _types(port)
+    defaults = build_defaults(types, port.main.to_plain().get("policy", {}))
+    _walk(port, port.main, defaults.tree, (), defaults.tree, defaults.free_form, types["policy"][0], facts)
+    _set_env_id(port, facts)
+    _drop_obs_shape(port, facts)
+    _hoist_empty(port.main)
+    _hoist_empty(port.create)
+    return port
+
+
+# ---- writing ---------------------------------------------------------------------------------------------------------
+def _comment_lines(text: str, pad: str) -> List[str]:
+    first, rest = f"{pad}# ", f"{pad}#   "
+    return textwrap.wrap(text, WIDTH, initial_indent=first, subsequent_indent=rest, break_long_words=False,
+                         break_on_hyphens=False)
+
+
+def _is_identifier(key: Any) -> bool:
+    return isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key)
+
+
+def _has_notes(section: Section) -> bool:
+    """Whether a section has comments inside (then it is written one key per line, else as compactly as fits)."""
+    return any(e.notes or (isinstance(e.value, Section) and _has_notes(e.value)) for e in section.entries)
+
+
+def _render(section: Section, depth: int) -> List[str]:
+    """The lines of the keys of ``section`` (written as ``dict(key=...)``, or ``{'key': ...}`` where a key is no
+    identifier), each with its comments above it."""
+    pad = _INDENT * depth
+    named = all(_is_identifier(e.key) for e in section.entries if e.key is not None)
+    lines: List[str] = []
+    for entry in section.entries:
+        for note in entry.notes:
+            lines.extend(_comment_lines(note, pad))
+        if entry.key is None:
+            continue
+        prefix = f"{entry.key}=" if named else f"{entry.key!r}: "
+        if isinstance(entry.value, Section) and _has_notes(entry.value):
+            inner_named = all(_is_identifier(e.key) for e in entry.value.entries if e.key is not None)
+            lines.append(f"{pad}{prefix}{'dict(' if inner_named else '{'}")
+            lines.extend(_render(entry.value, depth + 1))
+            lines.append(f"{pad}{')' if inner_named else '}'},")
+        else:
+            value = entry.value.to_plain() if isinstance(entry.value, Section) else entry.value
+            lines.append(f"{pad}{prefix}{format_value(value, len(pad), str(entry.key), len(prefix))},")
+    return lines
+
+
+def render(port: Port, source: str, out: str) -> str:
+    """The text of the ported config file."""
+    header = [
+        f'"""ding_lite config ported from the DI-engine config {os.path.basename(source)} by `ding_lite port`.',
+        "",
+        "Every change is a comment where it happened; `# TODO(port):` marks what needs your decision.",
+        f"Run it:  ding_lite -m serial -c {os.path.basename(out)} -s 0",
+        '"""',
+    ]
+    body = []
+    for name, section in (("main_config", port.main), ("create_config", port.create)):
+        named = all(_is_identifier(e.key) for e in section.entries if e.key is not None)
+        body += [f"{name} = {'dict(' if named else '{'}"] + _render(section, 1) + [")" if named else "}", ""]
+    return "\n".join(header + body[:-1]) + "\n"
+
+
+def default_out(path: str) -> str:
+    """``<dir>/<name>_ding_lite.py`` beside ``path``."""
+    root, _ = os.path.splitext(path)
+    return root + OUT_SUFFIX
+
+
+def port_file(path: str, out: Optional[str] = None, force: bool = False) -> Tuple[Port, str]:
+    """Port the DI-engine config file ``path`` to ``out`` (default ``default_out(path)``); return the port (its
+    ``problems`` says why the written file does not compile yet, None when it does) and the path written.
+
+    Raises ``UserError`` (nothing written) for a missing or unreadable input, or an existing ``out`` without
+    ``force``.
+    """
+    out = out or default_out(path)
+    if os.path.abspath(out) == os.path.abspath(path):
+        raise UserError(f"'{out}' is the input file; name another output with -o")
+    if os.path.isdir(out):
+        raise UserError(f"output '{out}' is a directory; name a .py file with -o")
+    if not out.endswith(".py"):
+        raise UserError(f"output '{out}' must be a .py file (a config file is Python)")
+    if os.path.exists(out) and not force:
+        raise UserError(f"output '{out}' exists; pass --force to overwrite it, or name another file with -o")
+    main, create = read_config_file(path)
+    port = port_config(main, create)
+    atomic_write_text(render(port, path, out), out)
+    port.problems = compile_problems(out)
+    return port, out
+
+
+def compile_problems(path: str) -> Optional[str]:
+    """Why the config file at ``path`` does not compile with ding_lite, or None when it does."""
+    from .compile import compile_config
+    try:
+        compile_config(read_config_file(path))
+    except UserError as err:
+        return str(err)
+    return None
+
+
+def report(port: Port, source: str, out: str) -> str:
+    """What ``ding_lite port`` prints: a line per change and per TODO, then whether the file runs as it is."""
+    lines = [f"ported {source} -> {out}: {len(port.changes)} changes, {len(port.todos)} TODO(port)"]
+    lines += [f"  {change}" for change in port.changes]
+    lines += [f"  TODO     {todo}" for todo in port.todos]
+    if port.problems is not None:
+        lines.append(f"{out} does not compile yet: edit its TODO(port) lines and what the error names, then run "
+                     f"it with: ding_lite -m serial -c {out} -s 0")
+    elif port.todos:
+        lines.append(f"{out} compiles with ding_lite; read its TODO(port) lines (the keys above are commented out), "
+                     f"then run it with: ding_lite -m serial -c {out} -s 0")
+    else:
+        lines.append(f"{out} compiles with ding_lite; run it with: ding_lite -m serial -c {out} -s 0")
+    return "\n".join(lines)
+
+
+# ---- the key table of docs/porting_from_dingengine.md ---------------------------------------------------------------
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("{policy}", "<policy>").replace("{key}", "<key>")
+
+
+def key_table_markdown() -> str:
+    """The tables of docs/porting_from_dingengine.md, generated from compat.py (a test keeps the doc equal to it)."""
+    rows = ["| DI-engine key | kind | `ding_lite port` | ding_lite's message |", "|---|---|---|---|"]
+    for pattern, message in compat.MAIN_CONFIG_KEYS.items():
+        kind = compat.port_action(pattern)
+        if pattern in compat.PORT_MOVES:
+            action = f"moves it to `{compat.PORT_MOVES[pattern]}`"
+        elif pattern in compat.PORT_TODO:
+            off = compat.PORT_TODO[pattern]
+            action = "TODO(port)" if off is compat._NEVER else f"removes `{off!r}`, else TODO(port)"
+        elif pattern == "env.*":
+            kind, action = "unknown", "TODO(port)"
+        else:
+            action = "removes it"
+        rows.append(f"| `{pattern}` | {kind} | {_cell(action)} | {_cell(message)} |")
+    values = ["| DI-engine setting | kind | `ding_lite port` writes | why |", "|---|---|---|---|"]
+    for kind, env_id in compat.DIZOO_ENV_IDS.items():
+        values.append(f"| `create_config.env.type='{kind}'` | renamed | `env.env_id='{env_id}'` | a dizoo env; "
+                      f"ding_lite makes gymnasium envs by id |")
+    for kind, why in compat.DIZOO_ENV_TYPES.items():
+        action = "TODO(port) (the file does not compile)" if kind == "atari" else "keeps `env.env_id` (renamed below)"
+        values.append(f"| `create_config.env.type='{kind}'` | "
+                      f"{'not supported' if kind == 'atari' else 'renamed'} | {action} | {_cell(why)} |")
+    for old, new in compat.DI_ENGINE_ENV_IDS.items():
+        values.append(f"| `env.env_id='{old}'` | renamed | `env.env_id='{new}'` | "
+                      f"{_cell(compat.MAIN_CONFIG_VALUES[('env.env_id', old)])} |")
+    values.append(f"| `env.env_id` of Atari (`{_cell(compat.ATARI_ENV_ID)}`) | not supported | TODO(port) (the file "
+                  f"does not compile) | {_cell(compat.ATARI_REASON)} |")
+    for (path, value), why in compat.MAIN_CONFIG_VALUES.items():
+        if path != "env.env_id":
+            values.append(f"| `{path}={value!r}` | no effect | removes it | {_cell(why)} |")
+    for kind, (old, new, why) in compat.DIZOO_STOP_VALUES.items():
+        values.append(f"| `env.stop_value={old}` with `create_config.env.type='{kind}'` | renamed | "
+                      f"`env.stop_value={new}` | {_cell(why)} |")
+    for old, new in compat.DI_ENGINE_POLICY_TYPES.items():
+        values.append(f"| `create_config.policy.type='{old}'` | renamed | `type='{new}'` | DI-engine registers "
+                      f"this algorithm as '{new}' too |")
+    for old, new in compat.DI_ENGINE_MANAGER_TYPES.items():
+        values.append(f"| `create_config.env_manager.type='{old}'` | renamed | `type='{new}'` | ding_lite's env "
+                      f"manager for this |")
+    for kind in compat.DI_ENGINE_BUFFER_TYPES:
+        values.append(f"| `create_config.replay_buffer.type='{kind}'` | renamed | removes it (the default "
+                      f"`'columnar'`) | ding_lite's one buffer covers DI-engine's buffer types |")
+    for section, why in compat.CREATE_CONFIG_SECTIONS.items():
+        kind = "not supported" if section in compat.PORT_TODO else ("moved" if section == "model" else "no effect")
+        action = "TODO(port)" if section in compat.PORT_TODO else "removes it"
+        values.append(f"| `create_config.{section}` | {kind} | {action} | {_cell(why)} |")
+    values.append("| `create_config.env.import_names`, `create_config.policy.import_names` (any `import_names`) "
+                  "naming `ding.*` / `dizoo.*` modules | no effect | removes them | DI-engine modules; ding_lite's "
+                  "components need none, and ding_lite makes envs by gymnasium id |")
+    for key in compat.IGNORED_KEYS:
+        values.append(f"| `{key}` (any section) | no effect | drops it silently | a label DI-engine writes into "
+                      f"every section of its saved total_config.py |")
+    return "\n".join(rows) + "\n\n" + "\n".join(values) + "\n"
+
+
+__all__ = ["Port", "port_config", "port_file", "render", "report", "key_table_markdown", "default_out",
+           "compile_problems"]

@@ -1,0 +1,80 @@
+"""`ding_lite port FILE [-o OUT] [--force]`: exit 0 with the changes listed when OUT compiles; exit 2, one line on
+stderr naming the file, when FILE is missing or broken, when OUT exists, or when OUT does not compile yet."""
+import os
+
+import pytest
+
+from entry_helpers import REPO
+
+from ding_lite.config import compile_config, read_config_file
+
+FIXTURES = os.path.join(REPO, "tests", "config", "fixtures")
+CARTPOLE = os.path.join(FIXTURES, "dingengine_cartpole_impala.py")
+
+
+def test_port_writes_beside_the_input_and_lists_the_changes(cli, in_tmp):
+    src = in_tmp / "cartpole_impala_config.py"
+    src.write_text(open(CARTPOLE).read())
+    res = cli("port", str(src))
+    out = in_tmp / "cartpole_impala_config_ding_lite.py"
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0] == f"ported {src} -> {out}: 7 changes, 0 TODO(port)"
+    assert "  set      env.env_id='CartPole-v1' (from the dizoo env type 'cartpole')" in lines
+    assert "  removed  policy.collect.gae_lambda" in lines
+    assert lines[-1] == f"{out} compiles with ding_lite; run it with: ding_lite -m serial -c {out} -s 0"
+    assert res.stderr == ""
+    assert compile_config(read_config_file(str(out))).env.env_id == "CartPole-v1"
+
+
+def test_port_to_a_named_output_then_refuse_to_overwrite_it(cli, in_tmp):
+    res = cli("port", CARTPOLE, "-o", "mine.py")
+    assert res.exit_code == 0 and os.path.exists("mine.py")
+    before = open("mine.py").read()
+    res = cli("port", CARTPOLE, "-o", "mine.py")
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr.strip() == ("ding_lite: error: output 'mine.py' exists; pass --force to overwrite it, or name "
+                                  "another file with -o")
+    assert open("mine.py").read() == before
+    assert cli("port", CARTPOLE, "-o", "mine.py", "--force").exit_code == 0
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (None, "config file 'dingengine_bad.py' not found"),
+    ("main_config = dict(\n", "dingengine_bad.py:1: syntax error in config file"),
+    ("cartpole_config = dict(env=dict())\n", "dingengine_bad.py defines no main_config"),
+])
+def test_a_missing_or_bad_file_is_exit_2_naming_it(cli, in_tmp, content, fragment):
+    if content is not None:
+        (in_tmp / "dingengine_bad.py").write_text(content)
+    res = cli("port", "dingengine_bad.py")
+    assert res.exit_code == 2 and res.stdout == ""
+    line = res.stderr.strip()
+    assert line.startswith("ding_lite: error: ") and fragment in line and "\n" not in line
+    assert sorted(os.listdir(in_tmp)) == (["dingengine_bad.py"] if content else [])
+
+
+def test_an_output_that_does_not_compile_is_exit_2_and_kept(cli, in_tmp):
+    (in_tmp / "pong_config.py").write_text(
+        "main_config = dict(env=dict(env_id='PongNoFrameskip-v4', frame_stack=4))\n"
+        "create_config = dict(env=dict(type='atari'), policy=dict(type='impala'))\n")
+    res = cli("port", "pong_config.py")
+    assert res.exit_code == 2
+    assert "2 TODO(port)" in res.stdout and "does not compile yet" in res.stdout
+    assert res.stderr.startswith("ding_lite: error: pong_config_ding_lite.py does not compile yet: "
+                                 "env.env_id='PongNoFrameskip-v4': an Atari env")
+    assert "TODO(port): env.frame_stack=4" in open("pong_config_ding_lite.py").read()
+
+
+def test_todos_that_compile_are_exit_0_and_listed(cli, in_tmp):
+    (in_tmp / "c.py").write_text("main_config = dict(env=dict(env_id='CartPole-v1'), policy=dict(multi_agent=True))\n"
+                                 "create_config = dict(policy=dict(type='impala'))\n")
+    res = cli("port", "c.py")
+    assert res.exit_code == 0
+    assert "  TODO     policy.multi_agent=True: ding_lite has no multi-agent support; remove it" in res.stdout
+    assert "read its TODO(port) lines" in res.stdout.splitlines()[-1]
+
+
+def test_port_needs_a_file(cli):
+    res = cli("port")
+    assert res.exit_code == 2 and "Missing argument 'FILE'" in res.stderr
