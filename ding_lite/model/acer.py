@@ -11,7 +11,8 @@
 
 The actor and the critic are two sub-modules (``model.actor``, ``model.critic``): the policy gives each its own
 optimiser and keeps an average copy of the actor for the trust region. With ``share_encoder=True`` they share one
-observation encoder, which then belongs to the critic's parameters (``critic_parameters``).
+observation encoder, which then belongs to the critic's parameters (``critic_parameters``). ``encoder_type`` picks
+the encoder, as VAC's (:mod:`ding_lite.torch_utils.conv`): 'mlp', 'nature_conv' or 'impala_resnet'.
 """
 import copy
 from typing import Dict, List, Optional, Sequence, Union
@@ -19,6 +20,7 @@ from typing import Dict, List, Optional, Sequence, Union
 import torch
 from torch import nn
 
+from ding_lite.torch_utils.conv import MLP, build_encoder, mlp_input
 from ding_lite.torch_utils.network import flat_dim, mlp
 from ding_lite.utils import MODEL_REGISTRY, ConfigError
 
@@ -30,7 +32,7 @@ _LOG_SIGMA_MIN, _LOG_SIGMA_MAX = -5.0, 2.0
 
 
 class ACERActor(nn.Module):
-    """pi(.|x): observations (B, obs_dim) -> logits (B, A), or ``{'mu', 'sigma'}`` (B, D) for a Gaussian."""
+    """pi(.|x): encoder inputs (B, obs_dim), or (B, C, H, W) for a conv encoder -> logits (B, A), or ``{'mu', 'sigma'}`` (B, D) for a Gaussian."""
 
     def __init__(self, encoder: nn.Module, enc_dim: int, action_dim: int, continuous: bool, hidden: List[int],
                  act: str, sigma_type: str, init_sigma: float) -> None:
@@ -105,7 +107,8 @@ class ACER(nn.Module):
                  encoder_hidden_size_list: List[int] = (128, 128), actor_head_hidden_size: int = 64,
                  actor_head_layer_num: int = 1, critic_head_hidden_size: int = 64, critic_head_layer_num: int = 1,
                  activation: str = "relu", sigma_type: str = "conditioned", init_sigma: float = 1.0,
-                 sdn_n_samples: int = 5) -> None:
+                 sdn_n_samples: int = 5, encoder_type: str = "mlp", conv_channels: List[int] = None,
+                 conv_hidden_size: int = None) -> None:
         super().__init__()
         if obs_shape is None or action_shape is None or action_space is None:
             raise ValueError("ACER needs obs_shape, action_shape and action_space (the pipelines fill them from the "
@@ -115,11 +118,14 @@ class ACER(nn.Module):
         self.action_space = action_space
         continuous = action_space == "continuous"
         action_dim = flat_dim(action_shape)
-        obs_dim = flat_dim(obs_shape)
-        hidden = list(encoder_hidden_size_list)
-        enc_dim = hidden[-1] if hidden else obs_dim
-        actor_encoder = mlp(obs_dim, hidden, act=activation)
-        critic_encoder = actor_encoder if share_encoder else mlp(obs_dim, hidden, act=activation)
+        self.encoder_type = encoder_type
+
+        def encoder():
+            return build_encoder(encoder_type, obs_shape, encoder_hidden_size_list, activation, conv_channels,
+                                 conv_hidden_size)
+
+        actor_encoder, enc_dim = encoder()
+        critic_encoder = actor_encoder if share_encoder else encoder()[0]
         self.share_encoder = share_encoder
         self.actor = ACERActor(actor_encoder, enc_dim, action_dim, continuous,
                                [actor_head_hidden_size] * actor_head_layer_num, activation, sigma_type, init_sigma)
@@ -155,10 +161,14 @@ class ACER(nn.Module):
         move it towards ``actor_parameters(include_shared_encoder=True)`` by Polyak averaging."""
         return copy.deepcopy(self.actor).requires_grad_(False)
 
+    def _encoder_input(self, obs: torch.Tensor) -> torch.Tensor:
+        """The MLP encoder takes flat float observations; a conv encoder takes ``(B, C, H, W)`` of any dtype."""
+        return mlp_input(obs) if self.encoder_type == MLP else obs
+
     def compute_actor(self, obs: torch.Tensor, actor: Optional[nn.Module] = None) -> Dict[str, Logit]:
         """``obs`` (B, *obs_shape) -> ``{'logit'}``: logits (B, A) or ``{'mu', 'sigma'}`` (B, D) of pi(.|x), or of
         ``actor``, a copy from :meth:`make_average_actor`."""
-        obs = obs.flatten(1) if obs.dim() > 2 else obs
+        obs = self._encoder_input(obs)
         return {"logit": (self.actor if actor is None else actor)(obs)}
 
     def forward(self, obs: torch.Tensor, mode: str = "compute_actor_critic", action: Optional[torch.Tensor] = None,
@@ -167,7 +177,7 @@ class ACER(nn.Module):
         (discrete, (B, A)) or ``{'value'}`` (continuous, (B,)) plus Q~ ``'q_value'`` for ``action`` (B, D) or
         (K, B, D), its u_i drawn from ``policy`` (``{'mu', 'sigma'}`` already computed for ``obs``; None: the actor
         runs); 'compute_actor_critic' -> both (the continuous SDN samples u_i from this ``logit``)."""
-        obs = obs.flatten(1) if obs.dim() > 2 else obs
+        obs = self._encoder_input(obs)
         if mode == "compute_actor":
             return self.compute_actor(obs)
         if mode == "compute_critic":

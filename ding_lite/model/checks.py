@@ -1,12 +1,15 @@
 """Argument checks shared by the actor-critic model templates (run by compile_config, before anything is built)."""
 from easydict import EasyDict
 
+from ding_lite.torch_utils.conv import ENCODER_REGISTRY, MLP, encoder_types
 from ding_lite.torch_utils.network import ACTIVATIONS
 from ding_lite.utils import ConfigError
+from ding_lite.utils.suggest import did_you_mean
 
 
 def check_actor_critic_config(cfg: EasyDict, path: str) -> None:
-    """Activation, Gaussian sigma settings and MLP sizes of a VAC-style model section at ``path``."""
+    """Encoder, activation, Gaussian sigma settings and MLP sizes of a VAC-style model section at ``path``."""
+    check_encoder_config(cfg, path)
     if cfg.activation not in ACTIVATIONS:
         raise ConfigError(f"{path}.activation='{cfg.activation}': choose one of {sorted(ACTIVATIONS)}")
     if cfg.sigma_type not in ("independent", "conditioned"):
@@ -20,3 +23,29 @@ def check_actor_critic_config(cfg: EasyDict, path: str) -> None:
         raise ConfigError(f"{path}: actor_head_layer_num and critic_head_layer_num must be >= 0")
     if cfg.init_sigma <= 0:
         raise ConfigError(f"{path}.init_sigma={cfg.init_sigma}: must be positive")
+
+
+def check_encoder_config(cfg: EasyDict, path: str) -> None:
+    """``encoder_type`` names an encoder (see ``ding_lite.torch_utils.conv``); ``conv_channels`` and
+    ``conv_hidden_size`` are None or positive ints."""
+    choices = encoder_types()
+    if cfg.encoder_type not in choices:
+        raise ConfigError(f"{path}.encoder_type={cfg.encoder_type!r}: unknown encoder"
+                          f"{did_you_mean(str(cfg.encoder_type), choices)}; choose one of {choices}")
+    channels = cfg.conv_channels
+    if channels is not None and (not isinstance(channels, (list, tuple)) or not channels
+                                 or any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in channels)):
+        raise ConfigError(f"{path}.conv_channels={channels!r}: must be None (the encoder's own) or a list of positive "
+                          f"ints, one per conv layer (nature_conv: 3) or stage (impala_resnet: 3)")
+    default = getattr(ENCODER_REGISTRY.get(cfg.encoder_type), "DEFAULT_CHANNELS", None) \
+        if cfg.encoder_type != MLP else None
+    if channels is not None and default is not None and len(channels) != len(default):
+        raise ConfigError(f"{path}.conv_channels={list(channels)}: encoder '{cfg.encoder_type}' has {len(default)} "
+                          f"conv layers/stages (its own channels: {list(default)})")
+    size = cfg.conv_hidden_size
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        raise ConfigError(f"{path}.conv_hidden_size={size!r}: must be None (the encoder's own) or a positive int")
+    if cfg.encoder_type == MLP and (channels is not None or size is not None):
+        raise ConfigError(f"{path}.conv_channels / {path}.conv_hidden_size are set but {path}.encoder_type='mlp' "
+                          f"has no conv layers; choose a conv encoder ({[c for c in choices if c != MLP]}) or "
+                          f"remove them")

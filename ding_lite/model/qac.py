@@ -9,6 +9,7 @@ from typing import Dict, List, Optional, Sequence, Union
 import torch
 from torch import nn
 
+from ding_lite.torch_utils.conv import mlp_input
 from ding_lite.torch_utils.network import ACTIVATIONS, EnsembleMLP, flat_dim, mlp
 from ding_lite.utils import MODEL_REGISTRY, ConfigError
 
@@ -79,7 +80,7 @@ class QAC(nn.Module):
 
     def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
         """(B, *obs_shape) -> ``{'mu', 'log_std'}`` (continuous, mixed) or ``{'logit'}`` (discrete)."""
-        out = self.actor(obs.flatten(1))
+        out = self.actor(mlp_input(obs))
         if self.action_space == "discrete":
             return {"logit": out}
         mu, log_std = out.chunk(2, dim=-1)
@@ -90,7 +91,7 @@ class QAC(nn.Module):
         """Q of every replica: (N, B) for continuous; (N, B, A) discrete; (N, B, K) mixed (given the continuous
         action (B, D)). ``obs`` is (B, *obs_shape). ``critic``: a copy of ``self.critic`` (e.g. the target critics of
         :meth:`make_target_critic`) to evaluate the same way instead of the model's own."""
-        x = obs.flatten(1)
+        x = mlp_input(obs)
         if self.action_space != "discrete":
             x = torch.cat([x, action], dim=-1)
         q = (self.critic if critic is None else critic)(x)

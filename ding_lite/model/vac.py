@@ -4,7 +4,8 @@ from typing import Dict, List, Sequence, Union
 import torch
 from torch import nn
 
-from ding_lite.torch_utils.network import flat_dim, mlp
+from ding_lite.torch_utils.conv import MLP, build_encoder, mlp_input
+from ding_lite.torch_utils.network import mlp
 from ding_lite.utils import MODEL_REGISTRY
 
 from .checks import check_actor_critic_config
@@ -17,13 +18,18 @@ class VAC(nn.Module):
     ``logit`` is ``(B, A)`` for 'discrete', ``(B, sum(nvec))`` for 'multi_discrete' (heads concatenated), and a dict
     ``{'mu', 'sigma'}`` of ``(B, A)`` for 'continuous' (state-independent log-std when ``sigma_type='independent'``,
     a head output when 'conditioned'). ``obs_shape``/``action_shape`` default to the env's.
+
+    ``encoder_type`` picks the observation encoder (:mod:`ding_lite.torch_utils.conv`): 'mlp' (the flattened
+    observation through ``encoder_hidden_size_list``), 'nature_conv' or 'impala_resnet' (images ``(C, H, W)``, uint8
+    scaled by 1/255 in the model; ``conv_channels``/``conv_hidden_size`` None keep the paper's sizes).
     """
 
     def __init__(self, obs_shape: Union[int, Sequence[int]] = None, action_shape: Union[int, Sequence[int]] = None,
                  action_space: str = "discrete", share_encoder: bool = True,
                  encoder_hidden_size_list: List[int] = (128, 128), actor_head_hidden_size: int = 64,
                  actor_head_layer_num: int = 1, critic_head_hidden_size: int = 64, critic_head_layer_num: int = 1,
-                 activation: str = "relu", sigma_type: str = "independent", init_sigma: float = 1.0) -> None:
+                 activation: str = "relu", sigma_type: str = "independent", init_sigma: float = 1.0,
+                 encoder_type: str = "mlp", conv_channels: List[int] = None, conv_hidden_size: int = None) -> None:
         super().__init__()
         if obs_shape is None or action_shape is None:
             raise ValueError("VAC needs obs_shape and action_shape (the pipelines fill them from the env)")
@@ -32,11 +38,14 @@ class VAC(nn.Module):
         self.action_space = action_space
         self.nvec = list(action_shape) if action_space == "multi_discrete" else None
         out_dim = sum(self.nvec) if self.nvec else int(action_shape)
-        obs_dim = flat_dim(obs_shape)
-        hidden = list(encoder_hidden_size_list)
-        self.actor_encoder = mlp(obs_dim, hidden, act=activation)
-        self.critic_encoder = self.actor_encoder if share_encoder else mlp(obs_dim, hidden, act=activation)
-        enc_dim = hidden[-1] if hidden else obs_dim
+        self.encoder_type = encoder_type
+
+        def encoder():
+            return build_encoder(encoder_type, obs_shape, encoder_hidden_size_list, activation, conv_channels,
+                                 conv_hidden_size)
+
+        self.actor_encoder, enc_dim = encoder()
+        self.critic_encoder = self.actor_encoder if share_encoder else encoder()[0]
         self.actor_head = mlp(enc_dim, [actor_head_hidden_size] * actor_head_layer_num, out_dim, activation, 0.01)
         self.critic_head = mlp(enc_dim, [critic_head_hidden_size] * critic_head_layer_num, 1, activation, 1.0)
         self.sigma_type = sigma_type
@@ -64,8 +73,10 @@ class VAC(nn.Module):
         return {"mu": out, "sigma": sigma}
 
     def forward(self, obs: torch.Tensor, mode: str = "compute_actor_critic") -> Dict[str, torch.Tensor]:
-        """``mode`` is 'compute_actor' (logit), 'compute_critic' (value) or 'compute_actor_critic' (both)."""
-        obs = obs.flatten(1) if obs.dim() > 2 else obs
+        """``mode`` is 'compute_actor' (logit), 'compute_critic' (value) or 'compute_actor_critic' (both).
+        ``obs`` is ``(B, *obs_shape)``, float or integer (pixels: uint8 stays uint8 up to the encoder)."""
+        if self.encoder_type == MLP:
+            obs = mlp_input(obs)
         out = {}
         actor_feature = self.actor_encoder(obs)
         if mode in ("compute_actor", "compute_actor_critic"):

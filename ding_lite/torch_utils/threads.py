@@ -3,7 +3,9 @@
 Measured on a 2-core VM (torch 2.13, SAC on Pendulum, batch 256, ms per update, 1 vs 2 threads): [64, 64] 1.62 vs 1.81
 (a second thread costs more in hand-off than it saves), [128, 128] 3.19 vs 2.56, [256, 256] 9.33 vs 5.87 (1.59x).
 Acting (batch 1) is the same either way. So: one thread for networks narrower than 128 units or batches of fewer than
-128 rows; otherwise every core this process may use, up to 4 (more than 2 is not measured here).
+128 rows; otherwise every core this process may use, up to 4 (more than 2 is not measured here). A conv encoder
+(``model.encoder_type`` other than 'mlp') counts as wide whatever its layer sizes: its convolutions are the bulk of
+the work (IMPALA with either conv encoder on (4, 84, 84) frames: see benchmarks/atari_learner_speed.py).
 """
 import os
 from typing import Any, Mapping
@@ -34,7 +36,8 @@ def widest_layer(model_cfg: Mapping[str, Any]) -> int:
 def auto_threads(policy_cfg: Mapping[str, Any], cores: int) -> int:
     """The thread count ``torch_threads='auto'`` gives a learner on ``cores`` free cores (see the module doc)."""
     rows = int(policy_cfg["learn"]["batch_size"]) * int(policy_cfg["unroll_len"])
-    if widest_layer(policy_cfg["model"]) < WIDE or rows < ROWS:
+    conv = policy_cfg["model"].get("encoder_type", "mlp") not in (None, "mlp")
+    if (widest_layer(policy_cfg["model"]) < WIDE and not conv) or rows < ROWS:
         return 1
     return max(1, min(cores, MAX_AUTO_THREADS))
 

@@ -43,6 +43,18 @@ def test_auto_rule(hidden, batch, unroll_len, cores, expected):
     assert auto_threads(policy(hidden, batch, unroll_len), cores) == expected
 
 
+@pytest.mark.parametrize("encoder_type, batch, unroll_len, expected", [
+    ("nature_conv", 32, 20, 2),   # a conv encoder counts as wide, whatever its hidden sizes
+    ("impala_resnet", 32, 20, 2),
+    ("impala_resnet", 4, 8, 1),   # still too few rows
+    ("mlp", 32, 20, 1),           # narrow MLP
+])
+def test_auto_rule_conv_encoders(encoder_type, batch, unroll_len, expected):
+    cfg = policy(64, batch, unroll_len)
+    cfg.model.encoder_type = encoder_type
+    assert auto_threads(cfg, 2) == expected
+
+
 def test_shipped_configs_resolve_as_measured():
     cores = available_cores()
     for name, wide in (("cartpole_impala.py", False), ("pendulum_sac.py", False), ("mixed_sac.py", True)):
