@@ -32,6 +32,14 @@ def true_next_obs(next_obs: np.ndarray, done: np.ndarray, info: Dict[str, Any]) 
     return real
 
 
+def obs_tensor(obs: np.ndarray) -> torch.Tensor:
+    """A batch of observations from the env as a tensor (sharing its memory where it can): floats as float32 (what
+    the models take), integers in their own dtype (uint8 frames stay uint8 all the way to the model, which scales
+    them; see ``ding_lite.torch_utils.conv``)."""
+    x = torch.from_numpy(obs)
+    return x.float() if x.is_floating_point() else x
+
+
 def env_action_adapter(env: gym.vector.VectorEnv, bound: str) -> ActionAdapter:
     """What turns the policy's batched actions into ``env.step``'s argument (bounds applied to that copy only)."""
     return ActionAdapter(EnvSpec.from_spaces(env.single_observation_space, env.single_action_space), bound)
@@ -93,14 +101,14 @@ class SampleCollector(Configurable):
         """One vector-env step; returns a batch of train samples when it completes a segment, else None.
 
         ``policy_kwargs`` go to the collect forward (e.g. ``random_action=True`` for a warm-up)."""
-        obs = torch.from_numpy(self._obs).float()
+        obs = obs_tensor(self._obs)
         output = self.policy.forward(obs, **policy_kwargs)
         next_obs, reward, terminated, truncated, info = self.env.step(self._env_action(output["action"]))
         self.envstep += self.num_envs
         done = terminated | truncated
         self._finite.step(next_obs, reward, done, info, self.envstep)
         timestep = {
-            "next_obs": torch.from_numpy(true_next_obs(next_obs, done, info)).float(),
+            "next_obs": obs_tensor(true_next_obs(next_obs, done, info)),
             "reward": torch.from_numpy(reward).float(),
             "terminated": torch.from_numpy(terminated),
             "truncated": torch.from_numpy(truncated),

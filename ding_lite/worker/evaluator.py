@@ -3,13 +3,12 @@ from typing import Dict
 
 import gymnasium as gym
 import numpy as np
-import torch
 from easydict import EasyDict
 
 from ding_lite.policy.base_policy import EvalMode
 from ding_lite.utils import Configurable, ConfigError
 
-from .collector import check_same_step, env_action_adapter
+from .collector import check_same_step, env_action_adapter, obs_tensor
 from .finite_check import FiniteCheck
 
 
@@ -55,7 +54,7 @@ class Evaluator(Configurable):
         returns = []
         self.policy.reset(None)
         while (done_count < self.quota).any():
-            action = self._env_action(self.policy.forward(torch.from_numpy(obs).float())["action"])
+            action = self._env_action(self.policy.forward(obs_tensor(obs))["action"])
             obs, reward, terminated, truncated, info = self.env.step(action)
             envstep += num_envs
             done = terminated | truncated
