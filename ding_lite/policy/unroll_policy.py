@@ -18,13 +18,27 @@ The episode-end convention (gymnasium's), the one place it is decided for both p
 * both at once (a terminal state reached at the time limit): terminated, no bootstrap.
 * either way the recursion (V-trace's or Retrace's trace) is cut after step t: nothing at or after step t+1 reaches
   the targets of the steps up to t. After the last step of an unroll (t = T-1, not ended) it bootstraps from V(x_T).
+
+How a train sample stores its observations (``policy.obs_storage``):
+
+* 'full': ``obs`` (T, ...) and ``next_obs`` (T, ...), every step's pair: 2 observations per step.
+* 'compact': ``obs`` (T+1, ...), x_0 .. x_T (x_T = ``next_obs`` of step T-1, a true final observation if that step
+  ended an episode), and ``final_obs`` (1, ...), the true final observation of the one step t < T-1 of the unroll
+  that was truncated and not terminated (zeros when there is none): (T+2)/T observations per step. ``next_obs[t]`` of
+  every other step is x_{t+1} or never read (a termination). An unroll with two such steps (episodes shorter than the
+  unroll, cut by a time limit) cannot be stored so: the collector stops with an error that says so.
+* 'auto' (the default): 'compact' for integer observations (uint8 frames, where memory matters), 'full' otherwise.
+
+The learner reads both layouts (:class:`UnrollBatch`); its forward pass and targets are the same either way.
 """
 from dataclasses import dataclass
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import torch
+from easydict import EasyDict
 
 from ding_lite.torch_utils import greedy_action, sample_action, tree_map
+from ding_lite.utils import ConfigError, UserError
 
 from .base_policy import Policy
 
@@ -40,7 +54,11 @@ class UnrollBatch:
         - bootstrapped: (T, B) bool, truncated & ~terminated: step t's target adds gamma V(final_obs_t).
         - flat_obs: (T*B, *obs_shape), the observations x_t, row t*B + b.
         - model_in: (T*B + B + K, *obs_shape): ``flat_obs``, then the B observations x_T after the unrolls
-          (``next_obs[-1]``), then the K final observations of the ``bootstrapped`` steps in (t, b) row-major order.
+          (``next_obs[-1]``), then final observations of ``bootstrapped`` steps: for the 'full' layout the K of
+          every bootstrapped step in (t, b) row-major order; for 'compact' those of the steps t < T-1 only, in b
+          order (a truncation at t = T-1 bootstraps from x_T, already a row).
+        - final_index: None ('full'), else (K,) the rows of ``model_in`` holding the final observation of each
+          bootstrapped step in (t, b) row-major order.
     """
 
     data: Dict[str, Any]
@@ -50,6 +68,7 @@ class UnrollBatch:
     bootstrapped: torch.Tensor
     flat_obs: torch.Tensor
     model_in: torch.Tensor
+    final_index: Optional[torch.Tensor] = None
 
     def steps(self, x: torch.Tensor) -> torch.Tensor:
         """Rows of ``model_in`` (N, ...) -> those of the unroll steps, (T, B, ...)."""
@@ -61,15 +80,18 @@ class UnrollBatch:
         return x[TB:TB + self.B]
 
     def finals(self, x: torch.Tensor) -> torch.Tensor:
-        """Rows of ``model_in`` (N, ...) -> those of the true final observations of the bootstrapped steps, (K, ...)."""
-        return x[self.T * self.B + self.B:]
+        """Rows of ``model_in`` (N, ...) -> those of the true final observations of the bootstrapped steps, (K, ...),
+        in (t, b) row-major order of ``bootstrapped``."""
+        if self.final_index is None:
+            return x[self.T * self.B + self.B:]
+        return x[self.final_index]
 
     def next_values(self, v: torch.Tensor) -> torch.Tensor:
         """Values (N,) of ``model_in`` -> (T, B), detached: the value of the state after step t where a target
         bootstraps from it, V(final_obs_t) at the bootstrapped steps and V(x_T) at t = T-1; 0 elsewhere (never read)."""
         TB, B = self.T * self.B, self.B
         out = torch.zeros(self.T, B, dtype=v.dtype, device=v.device)
-        out[self.bootstrapped] = v[TB + B:].detach()
+        out[self.bootstrapped] = self.finals(v).detach()
         out[-1] = v[TB:TB + B].detach()
         return out
 
@@ -80,6 +102,19 @@ class UnrollPolicy(Policy):
     Subclasses set ``config`` and ``default_model`` and write ``_init_learn`` and ``_forward_learn`` (the loss); the
     model must answer ``model(obs, mode='compute_actor')['logit']``.
     """
+
+    config = dict(
+        # (str) How a train sample (one unroll) stores its observations: 'full' (obs and next_obs of every step, 2 per
+        # step), 'compact' (x_0 .. x_T plus one slot for a truncated episode's final observation, (T+2)/T per step) or
+        # 'auto': 'compact' for integer observations (uint8 frames), 'full' for float ones. See unroll_policy.py.
+        obs_storage="auto",
+    )
+
+    @classmethod
+    def check_config(cls, cfg: EasyDict, path: str) -> None:
+        super().check_config(cfg, path)
+        if cfg.obs_storage not in ("auto", "full", "compact"):
+            raise ConfigError(f"{path}.obs_storage={cfg.obs_storage!r}: must be 'auto', 'full' or 'compact'")
 
     # ---- collect / eval ----------------------------------------------------------------------------------------
     def _init_collect(self) -> None:
@@ -108,9 +143,17 @@ class UnrollPolicy(Policy):
         """Each env's unroll of ``unroll_len`` steps is one train sample: ``(T, N, ...)`` -> ``(N, T, ...)``.
 
         Unrolls run across episode ends: the stored ``terminated``/``truncated`` flags cut the value recursion there,
-        so every sample has exactly ``unroll_len`` steps and nothing is padded or lost.
+        so every sample has exactly ``unroll_len`` steps and nothing is padded or lost. Observations are stored as
+        ``policy.obs_storage`` says (module docstring): 'compact' replaces ``obs``/``next_obs`` by ``obs`` (T+1, ...)
+        and ``final_obs`` (1, ...).
         """
+        if self._compact_obs(segment["obs"]):
+            segment = compact_observations(segment)
         return tree_map(lambda x: x.transpose(0, 1), segment)
+
+    def _compact_obs(self, obs: torch.Tensor) -> bool:
+        storage = self._cfg.get("obs_storage", "auto")
+        return storage == "compact" or (storage == "auto" and not obs.is_floating_point())
 
     @torch.no_grad()
     def _forward_eval(self, obs: torch.Tensor) -> Dict[str, Any]:
@@ -122,11 +165,44 @@ class UnrollPolicy(Policy):
     def _unroll_batch(self, data: Dict[str, Any]) -> UnrollBatch:
         """A sampled batch, leaves (B, T, ...) -> an :class:`UnrollBatch` on the policy's device, leaves (T, B, ...)."""
         data = tree_map(lambda x: x.to(self._device, non_blocking=True).transpose(0, 1), data)  # -> (T, B, ...)
-        obs, next_obs = data["obs"], data["next_obs"]
-        T, B = obs.shape[:2]
         terminated, truncated = data["terminated"], data["truncated"]
+        T, B = terminated.shape
         bootstrapped = truncated & ~terminated
-        flat_obs = obs.reshape(T * B, *obs.shape[2:])
+        obs = data["obs"]
+        flat_obs = obs[:T].reshape(T * B, *obs.shape[2:])
         # One forward pass: every obs of the unroll, the obs after the last step, and the true final observations.
-        model_in = torch.cat([flat_obs, next_obs[-1], next_obs[bootstrapped]], dim=0)
-        return UnrollBatch(data, T, B, terminated | truncated, bootstrapped, flat_obs, model_in)
+        if "next_obs" in data:  # 'full': each step's next_obs
+            next_obs = data["next_obs"]
+            model_in = torch.cat([flat_obs, next_obs[-1], next_obs[bootstrapped]], dim=0)
+            return UnrollBatch(data, T, B, terminated | truncated, bootstrapped, flat_obs, model_in)
+        # 'compact': obs holds x_0 .. x_T, final_obs the one final obs of a step t < T-1 truncated inside the unroll
+        has_final = bootstrapped[:-1].any(0)  # (B,)
+        model_in = torch.cat([flat_obs, obs[T], data["final_obs"][0][has_final]], dim=0)
+        t, b = bootstrapped.nonzero(as_tuple=True)  # (t, b) row-major
+        slot = torch.cumsum(has_final, 0) - 1  # the row of column b among the final observations
+        final_index = torch.where(t == T - 1, T * B + b, T * B + B + slot[b])
+        return UnrollBatch(data, T, B, terminated | truncated, bootstrapped, flat_obs, model_in, final_index)
+
+
+def compact_observations(segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+    """A time-major segment (T, N, ...) with ``obs`` and ``next_obs`` -> the same with ``obs`` (T+1, N, ...) =
+    x_0 .. x_T and ``final_obs`` (1, N, ...), the final observation of each env's one step t < T-1 that was truncated
+    and not terminated (zeros where none was); see the module docstring."""
+    obs, next_obs = segment["obs"], segment["next_obs"]
+    boot = segment["truncated"][:-1] & ~segment["terminated"][:-1]  # (T-1, N)
+    counts = boot.sum(0)
+    if (counts > 1).any():
+        env = int(torch.nonzero(counts > 1)[0, 0])
+        steps = torch.nonzero(boot[:, env]).flatten().tolist()
+        raise UserError(f"policy.obs_storage: env {env} had {int(counts[env])} episodes cut by a time limit (steps "
+                        f"{steps}) within one unroll of {obs.shape[0]} steps; compact storage keeps one final "
+                        f"observation per unroll. Use an unroll_len no longer than the episodes' time limit, or "
+                        f"policy.obs_storage='full'")
+    final = next_obs.new_zeros((1, *next_obs.shape[1:]))
+    if counts.any():
+        t, n = boot.nonzero(as_tuple=True)
+        final[0, n] = next_obs[t, n]
+    out = {k: v for k, v in segment.items() if k not in ("obs", "next_obs")}
+    out["obs"] = torch.cat([obs, next_obs[-1:]], dim=0)
+    out["final_obs"] = final
+    return out
