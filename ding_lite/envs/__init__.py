@@ -4,3 +4,4 @@ from .action_adapter import ACTION_BOUNDS, ActionAdapter
 from .env_spec import EnvSpec
 from .gym_env import EnvConfig, GymEnv, check_env_id, env_factory
 from .mixed_target import MixedTargetEnv
+from .moving_dot import MovingDotEnv
