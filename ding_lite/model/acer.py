@@ -48,7 +48,10 @@ class ACERActor(nn.Module):
                 self.sigma_head[-1].bias.fill_(float(torch.tensor(init_sigma).log()))
 
     def forward(self, obs: torch.Tensor) -> Logit:
-        feature = self.encoder(obs)
+        return self.heads(self.encoder(obs))
+
+    def heads(self, feature: torch.Tensor) -> Logit:
+        """The policy's statistics from the encoder's features (B, enc_dim)."""
         out = self.head(feature)
         if not self.continuous:
             return out
@@ -75,7 +78,11 @@ class ACERCritic(nn.Module):
         """Discrete: ``{'q_value': (B, A)}``. Continuous: ``{'value': (B,)}``, plus ``'q_value'`` Q~(x, a) of shape
         (B,) for an ``action`` (B, D), or (K, B) for K actions per observation (K, B, D); the n samples u_i are
         drawn (without gradient) from ``policy`` = pi(.|x) as ``{'mu', 'sigma'}`` (B, D) and shared by the K."""
-        feature = self.encoder(obs)
+        return self.heads(self.encoder(obs), action, policy)
+
+    def heads(self, feature: torch.Tensor, action: Optional[torch.Tensor] = None,
+              policy: Optional[Dict[str, torch.Tensor]] = None) -> Dict[str, torch.Tensor]:
+        """:meth:`forward` from the encoder's features (B, enc_dim)."""
         if not self.continuous:
             return {"q_value": self.q_head(feature)}
         out = {"value": self.value_head(feature).squeeze(-1)}
@@ -185,6 +192,11 @@ class ACER(nn.Module):
                 policy = self.actor(obs)
             return self.critic(obs, action, policy)
         if mode == "compute_actor_critic":
+            if self.share_encoder and self.encoder_type != MLP:  # one pass of a shared conv encoder serves both
+                feature = self.actor.encoder(obs)
+                logit = self.actor.heads(feature)
+                policy = logit if self.action_space == "continuous" else None
+                return {"logit": logit, **self.critic.heads(feature, action, policy)}
             logit = self.actor(obs)
             policy = logit if self.action_space == "continuous" else None
             return {"logit": logit, **self.critic(obs, action, policy)}

@@ -90,6 +90,13 @@ def test_acer_builds_the_selected_encoder(encoder_type, share_encoder):
     assert torch.equal(out["logit"], ref["logit"]) and torch.equal(out["q_value"], ref["q_value"])
     avg = model.make_average_actor()
     assert torch.equal(model.compute_actor(x, actor=avg)["logit"], out["logit"])
+    # the actor's encoder runs once per forward, also when the critic shares it; the same outputs as the two
+    # networks run apart
+    calls = []
+    model.actor.encoder.register_forward_hook(lambda *args: calls.append(1))
+    both = model(x)
+    assert len(calls) == 1
+    assert torch.equal(both["logit"], model.actor(x)) and torch.equal(both["q_value"], model.critic(x)["q_value"])
 
 
 def test_acer_continuous_with_a_conv_encoder():
