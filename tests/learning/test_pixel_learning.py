@@ -1,13 +1,14 @@
-"""The pixel path learns: IMPALA with the Nature-DQN conv encoder (the paper's sizes: conv 32 8x8/4, 64 4x4/2,
-64 3x3/1, fc 512; actor and critic sharing it) on MovingDot's uint8 (1, 36, 36) frames reaches an evaluation mean of
+"""The pixel path learns: IMPALA and ACER with the Nature-DQN conv encoder (the paper's sizes: conv 32 8x8/4, 64 4x4/2,
+64 3x3/1, fc 512; actor and critic sharing it) on MovingDot's uint8 (1, 36, 36) frames reach an evaluation mean of
 20 (``SOLVED_RETURN``; of 30 steps) within 60k env steps. A random policy scores 3.3 (the mean of 10 episodes never
 above 7 in tests/envs/test_moving_dot.py; one episode at most 17 in 10,000), so 20 needs the dot located in the frame.
 
 Measured on the 2-core VM (2026-11, torch_threads 'auto' = 2, the cores shared with another job), env steps to 20
 (evaluation mean of 10 episodes at that point) and wall time per seed:
-seeds 0-2: 28.4k (20.0), 22.0k (20.5), 18.1k (21.2); 9-26 s each (the untrained policy: 4.1, 1.7, 4.4)
-seeds 3-5: 34.8k (20.1), 39.9k (23.0), 29.6k (21.4); 16-21 s each                       -> budget 60k
-A run is deterministic given its seed (seed 0 twice: the same 28,352 env steps).
+IMPALA seeds 0-2: 28.4k (20.0), 22.0k (20.5), 18.1k (21.2); 9-26 s each (the untrained policy: 4.1, 1.7, 4.4)
+IMPALA seeds 3-5: 34.8k (20.1), 39.9k (23.0), 29.6k (21.4); 16-21 s each                       -> budget 60k
+ACER seeds 0-2:   11.7k (21.0), 9.2k (20.2), 9.2k (22.0); 5-8 s each (11-14 s of CPU time)
+A run is deterministic given its seed (IMPALA seed 0 twice: the same 28,352 env steps).
 
 On failure the assertion message carries the evaluation curve (env_step: return_mean from eval.csv).
 """
@@ -23,35 +24,42 @@ from ding_lite.envs.moving_dot import SOLVED_RETURN
 BUDGET = 60_000
 
 
-def moving_dot_impala():
+def moving_dot(policy_type="impala"):
+    """The test's config for IMPALA or ACER (the same except for the key names of the learning rates, and ACER's
+    trust region, tightened as in dizoo_configs/cartpole_acer.py)."""
+    if policy_type == "impala":
+        rates = dict(learning_rate=0.001, lambda_=1.0)
+    else:
+        rates = dict(learning_rate_actor=0.001, learning_rate_critic=0.001, trust_region_value=0.3)
     main = dict(
-        exp_name="moving_dot_impala",
+        exp_name=f"moving_dot_{policy_type}",
         env=dict(collector_env_num=8, evaluator_env_num=5, n_evaluator_episode=10, stop_value=SOLVED_RETURN),
         policy=dict(
             unroll_len=8,
             # Sharing the encoder matters here: with separate actor and critic encoders no seed passed 9 in 60k steps
             # (the actor's encoder learns the dot's position much faster from the value loss's gradient).
             model=dict(encoder_type="nature_conv", share_encoder=True),
-            learn=dict(update_per_collect=2, batch_size=32, learning_rate=0.001, entropy_weight=0.01,
-                       discount_factor=0.9, lambda_=1.0, grad_clip_type="clip_norm", clip_value=1.0),
+            learn=dict(update_per_collect=2, batch_size=32, entropy_weight=0.01, discount_factor=0.9,
+                       grad_clip_type="clip_norm", clip_value=1.0, **rates),
             collect=dict(n_sample=8),
             eval=dict(evaluator=dict(eval_freq=40)),
             other=dict(replay_buffer=dict(replay_buffer_size=500, max_use=8)),
         ),
     )
-    create = dict(env=dict(type="moving_dot"), env_manager=dict(type="base"), policy=dict(type="impala"))
+    create = dict(env=dict(type="moving_dot"), env_manager=dict(type="base"), policy=dict(type=policy_type))
     return main, create
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("policy_type", ["impala", "acer"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_conv_impala_learns_moving_dot(seed, tmp_path, monkeypatch):
+def test_conv_policy_learns_moving_dot(policy_type, seed, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     start = time.perf_counter()
-    policy = serial_pipeline(moving_dot_impala(), seed=seed, max_env_step=BUDGET, quiet=True)
+    policy = serial_pipeline(moving_dot(policy_type), seed=seed, max_env_step=BUDGET, quiet=True)
     wall = time.perf_counter() - start
     assert policy.cfg.model.encoder_type == "nature_conv" and policy.cfg.model.obs_shape == [1, 36, 36]
-    run_dir = tmp_path / f"moving_dot_impala_seed{seed}"
+    run_dir = tmp_path / f"moving_dot_{policy_type}_seed{seed}"
     with open(run_dir / "result.json") as f:
         result = json.load(f)
     with open(run_dir / "eval.csv", newline="") as f:
