@@ -93,8 +93,9 @@ class EnvpoolVectorEnv(gym.vector.VectorEnv):
 
     envpool fixes its seeds when the pool is made, so ``reset(seed=s)`` makes a new pool seeded ``s`` (env i gets
     ``s + i``, as envpool seeds them); ``reset()`` resets every env of the current pool. ``info`` carries ``lives``,
-    ``elapsed_step`` (agent steps in the current game) and ``game_over`` per env, and on an episode end
-    ``final_obs`` / ``_final_obs`` (and ``final_info`` / ``_final_info``) as gymnasium's vector envs do.
+    ``elapsed_step`` (agent steps in the current game) and ``game_over`` per env (after the autoreset, for a finished
+    env), and on an episode end ``final_obs`` / ``_final_obs`` (the final observations, an object array) and
+    ``final_info`` / ``_final_info`` (the info at the end, a dict of arrays) as gymnasium's vector envs give them.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
@@ -155,11 +156,11 @@ class EnvpoolVectorEnv(gym.vector.VectorEnv):
         done = terminated | truncated
         if done.any():
             ids = np.flatnonzero(done).astype(np.int32)
-            final_obs = np.empty(self.num_envs, dtype=object)
-            final_info = np.empty(self.num_envs, dtype=object)
+            final_obs = np.full(self.num_envs, None, dtype=object)
             for i in ids:
                 final_obs[i] = obs[i].copy()
-                final_info[i] = {k: v[i] for k, v in out_info.items()}
+            final_info = {k: v.copy() for k, v in out_info.items()}  # as gymnasium's: arrays, with '_key' masks
+            final_info.update({f"_{k}": done.copy() for k in out_info})
             # envpool's own reset of the finished envs: one more step of just those (their action is ignored).
             r_obs, _, _, _, r_info = self._pool.step(np.zeros(len(ids), dtype=np.int32), ids)
             where = np.asarray(r_info["env_id"])
