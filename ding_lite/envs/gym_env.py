@@ -28,7 +28,8 @@ class EnvConfig(Configurable):
         env_id=None,
         # (dict) Keyword arguments for gymnasium.make / the env class, e.g. dict(continuous=True). Free-form.
         kwargs=dict(),
-        # (int) Override the env's time limit (TimeLimit truncation) in steps; None keeps the registered one.
+        # (int) Override the env's time limit (TimeLimit truncation) in steps; None keeps the registered one. For
+        # Atari ids: agent steps (env.atari.frame_skip frames each), on top of ALE's cap of 108,000 frames a game.
         max_episode_steps=None,
         # (int) Number of envs the collector steps in one vector env.
         collector_env_num=8,

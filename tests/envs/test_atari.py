@@ -21,7 +21,8 @@ from ding_lite.envs.atari import AreaResize, EpisodicLife, area_weights, registe
 from ding_lite.utils import ConfigError, UserError
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
-needs_ale = pytest.mark.skipif(importlib.util.find_spec("ale_py") is None, reason='needs ale-py: pip install -e ".[atari]"')
+needs_ale = pytest.mark.skipif(importlib.util.find_spec("ale_py") is None,
+                               reason='needs ale-py: pip install -e ".[atari]"')
 
 
 def env_cfg(env_id="ALE/Pong-v5", manager="base", max_episode_steps=None, kwargs=None, **atari):
