@@ -29,6 +29,11 @@ setup(
         # Envs of the long-run configs (LunarLander, HalfCheetah); not needed by the tests.
         "box2d": ["swig", "gymnasium[box2d]"],
         "mujoco": ["gymnasium[mujoco]"],
+        # Atari: ale-py ships the game ROMs (no download at run time); the preprocessing needs no OpenCV.
+        "atari": ["ale-py>=0.9"],
+        # envpool's batched C++ Atari envs (env.manager.type='envpool'); wheels for Linux x86-64 only, ~0.9 GB
+        # installed (its game and MuJoCo assets).
+        "envpool": ["envpool"],
     },
     entry_points={"console_scripts": ["ding_lite=ding_lite.entry.cli:main"]},
 )

@@ -9,7 +9,6 @@ that are *not* in the compiled defaults: once a component declares a key (say a 
 ``cfg_type='...Dict'`` into every section of the ``total_config.py`` it saves, as a label of the config class. It is
 not a setting, so there is nothing to fix, and refusing it would only make DI-engine's saved configs tedious to reuse.
 """
-import re
 from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
 
 # Keys removed from the user's config without a message, wherever they occur (see the module docstring).
@@ -32,6 +31,8 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
                                  "there",
     "policy.eval.evaluator.n_episode": "lives at env.n_evaluator_episode in ding_lite; move it there",
     "policy.eval.evaluator.stop_value": "lives at env.stop_value in ding_lite; move it there",
+    "env.frame_stack": "lives at env.atari.frame_stack in ding_lite (the section of DI-engine's Atari preprocessing, "
+                       "which ding_lite applies to ale-py ids such as 'PongNoFrameskip-v4'); move it there",
     "policy.collect.n_episode": "ding_lite collects by samples (policy.collect.n_sample), not by episodes; use "
                                 "policy.collect.n_sample instead",
     # Keys that have no effect.
@@ -138,9 +139,6 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
                                     "multi-agent support, and reads policy.model.obs_shape from the env); remove it",
     "policy.model.global_obs_shape": "not supported: a multi-agent model input of DI-engine (ding_lite has no "
                                      "multi-agent support, and reads policy.model.obs_shape from the env); remove it",
-    "env.frame_stack": "not supported: an option of DI-engine's Atari env; ding_lite has no Atari preprocessing "
-                       "(frame skip, 84x84 grey frames, frame stacking) and no conv encoder: its models are MLPs "
-                       "over flat observations; remove it",
     "env.norm_obs": "not supported: DI-engine's MuJoCo env option for running observation normalisation (off, "
                     "use_norm=False, in every dizoo config); ding_lite does not normalise observations: remove it (to "
                     "normalise, register an env of your own wrapped in gymnasium.wrappers.NormalizeObservation)",
@@ -196,10 +194,10 @@ DIZOO_ENV_TYPES: Dict[str, str] = {
     "mujoco": "DI-engine's MuJoCo env (mujoco-py ids such as 'HalfCheetah-v3'); ding_lite makes gymnasium's MuJoCo "
               "envs by id: remove the env type (it defaults to 'gym') and set env.env_id to the -v5 id, e.g. "
               "'HalfCheetah-v5' (pip install \"gymnasium[mujoco]\")",
-    "atari": "DI-engine's Atari env, which is not supported: ding_lite's models are MLPs over flat observations, "
-             "with no conv encoder and no Atari preprocessing (frame skip, 84x84 grey frames, frame stacking); use "
-             "an env with vector observations, or register an env and a model of your own "
-             "(docs/writing_a_policy.md)",
+    "atari": "DI-engine's Atari env; ding_lite makes Atari envs by gymnasium id (ale-py: pip install -e "
+             "\".[atari]\"), with DeepMind's preprocessing in env.atari (noop reset, frame skip 4, 84x84 grey frames, "
+             "a 4-frame stack; episodic life and reward clipping for training only): remove the env type (it "
+             "defaults to 'gym') and keep env.env_id, e.g. 'PongNoFrameskip-v4' (or ale-py's 'ALE/Pong-v5')",
 }
 
 # DI-engine policy type names that are not registered in ding_lite -> the ding_lite name of the same algorithm.
@@ -235,12 +233,6 @@ MAIN_CONFIG_VALUES: Dict[Tuple[str, Any], str] = {
                              f"env.env_id='{new}'")
        for old, new in DI_ENGINE_ENV_IDS.items()},
 }
-# Atari ids (gym's 'PongNoFrameskip-v4', ale-py's 'ALE/Pong-v5'): refused with this reason.
-ATARI_ENV_ID = r"(NoFrameskip-v4|Deterministic-v4)$|^ALE/"
-ATARI_REASON = ("an Atari env, which ding_lite does not support: its models are MLPs over flat observations, with no "
-                "conv encoder and no Atari preprocessing (frame skip, 84x84 grey frames, frame stacking); use an env "
-                "with vector observations, or register an env and a model of your own (docs/writing_a_policy.md)")
-
 # How `ding_lite port` applies the MAIN_CONFIG_KEYS entries. An entry is removed (its message becomes the comment),
 # except: a key in PORT_MOVES is moved to the path given (where the user has not set that path already; if they
 # have, theirs wins and the key is removed), and a key in PORT_TODO is left for the user as a `# TODO(port):` comment
@@ -250,12 +242,12 @@ PORT_MOVES: Dict[str, str] = {
     "policy.learn.unroll_len": "policy.unroll_len",
     "policy.eval.evaluator.n_episode": "env.n_evaluator_episode",
     "policy.eval.evaluator.stop_value": "env.stop_value",
+    "env.frame_stack": "env.atari.frame_stack",
 }
 _NEVER = object()  # an 'off' value no config has: the key is always left as a TODO
 PORT_TODO: Dict[str, Any] = {
     "policy.collect.n_episode": _NEVER,
     "policy.multi_agent": False,
-    "env.frame_stack": _NEVER,
     "env.norm_obs": {"use_norm": False},
     "env.norm_reward": {"use_norm": False},
     "reward_model": _NEVER,
@@ -281,8 +273,6 @@ def is_off(pattern: str, value: Any) -> bool:
 def value_reason(path: Sequence[str], value: Any) -> Optional[str]:
     """The reason and fix for a DI-engine value of a known key (``MAIN_CONFIG_VALUES``), or None."""
     dotted = ".".join(str(k) for k in path)
-    if dotted == "env.env_id" and isinstance(value, str) and re.search(ATARI_ENV_ID, value):
-        return ATARI_REASON
     try:
         return MAIN_CONFIG_VALUES.get((dotted, value))
     except TypeError:  # an unhashable value (a list, a dict) is no DI-engine value of these keys

@@ -27,14 +27,11 @@ def key_table_markdown() -> str:
         values.append(f"| `create_config.env.type='{kind}'` | renamed | `env.env_id='{env_id}'` | a dizoo env; "
                       f"ding_lite makes gymnasium envs by id |")
     for kind, why in compat.DIZOO_ENV_TYPES.items():
-        action = "TODO(port) (the file does not compile)" if kind == "atari" else "keeps `env.env_id` (renamed below)"
-        values.append(f"| `create_config.env.type='{kind}'` | "
-                      f"{'not supported' if kind == 'atari' else 'renamed'} | {action} | {_cell(why)} |")
+        values.append(f"| `create_config.env.type='{kind}'` | renamed | keeps `env.env_id`"
+                      f"{' (renamed below)' if kind == 'mujoco' else ''} | {_cell(why)} |")
     for old, new in compat.DI_ENGINE_ENV_IDS.items():
         values.append(f"| `env.env_id='{old}'` | renamed | `env.env_id='{new}'` | "
                       f"{_cell(compat.MAIN_CONFIG_VALUES[('env.env_id', old)])} |")
-    values.append(f"| `env.env_id` of Atari (`{_cell(compat.ATARI_ENV_ID)}`) | not supported | TODO(port) (the file "
-                  f"does not compile) | {_cell(compat.ATARI_REASON)} |")
     for (path, value), why in compat.MAIN_CONFIG_VALUES.items():
         if path != "env.env_id":
             values.append(f"| `{path}={value!r}` | no effect | removes it | {_cell(why)} |")

@@ -57,7 +57,8 @@ def build(cfg: EasyDict, seed: int, model: Optional[torch.nn.Module] = None, col
           enable_field: Sequence[str] = ("learn", "collect", "eval")) -> Components:
     """Create the vector envs (collector seeded ``seed``, evaluator ``seed + EVAL_SEED_OFFSET``) and the policy."""
     collector_env = make_vector_env(cfg.env, cfg.env.collector_env_num, seed) if collect else None
-    evaluator_env = make_vector_env(cfg.env, cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET)
+    evaluator_env = make_vector_env(cfg.env, cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET,
+                                    role="evaluator")
     probe = collector_env or evaluator_env
     spec = EnvSpec.from_spaces(probe.single_observation_space, probe.single_action_space)
     resolve_env_spaces(cfg, spec)

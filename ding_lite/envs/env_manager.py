@@ -1,8 +1,14 @@
-"""Vector env managers: gymnasium's own Sync/Async vector envs in SAME_STEP autoreset mode.
+"""Vector env managers: gymnasium's own Sync/Async vector envs in SAME_STEP autoreset mode (and envpool's batched
+Atari envs, ``envpool_manager.py``).
 
 SAME_STEP mode resets a finished env inside the step that ended it and hands the true final observation in
 ``info['final_obs']``, so no reset step ever reaches the collector as a transition.
+
+A manager is ``make(env_cfg, num_envs, role)``; ``role`` ('collector' or 'evaluator') says whether the envs train
+(Atari's episodic life and reward clipping apply to collector envs only). A user manager whose ``make`` takes no
+``role`` is called without it.
 """
+import inspect
 from typing import Optional
 
 import gymnasium as gym
@@ -11,7 +17,7 @@ from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 
 from ding_lite.utils import ENV_MANAGER_REGISTRY, Configurable
 
-from .gym_env import env_factory
+from .gym_env import ROLES, env_factory
 
 
 @ENV_MANAGER_REGISTRY.register("base")
@@ -21,8 +27,8 @@ class SyncEnvManager(Configurable):
     config = dict()
 
     @classmethod
-    def make(cls, env_cfg: EasyDict, num_envs: int) -> gym.vector.VectorEnv:
-        return SyncVectorEnv([env_factory(env_cfg)] * num_envs, autoreset_mode=AutoresetMode.SAME_STEP)
+    def make(cls, env_cfg: EasyDict, num_envs: int, role: str = "collector") -> gym.vector.VectorEnv:
+        return SyncVectorEnv([env_factory(env_cfg, role)] * num_envs, autoreset_mode=AutoresetMode.SAME_STEP)
 
 
 @ENV_MANAGER_REGISTRY.register("subprocess")
@@ -35,19 +41,28 @@ class SubprocessEnvManager(Configurable):
     )
 
     @classmethod
-    def make(cls, env_cfg: EasyDict, num_envs: int) -> gym.vector.VectorEnv:
-        return AsyncVectorEnv([env_factory(env_cfg)] * num_envs, autoreset_mode=AutoresetMode.SAME_STEP,
+    def make(cls, env_cfg: EasyDict, num_envs: int, role: str = "collector") -> gym.vector.VectorEnv:
+        return AsyncVectorEnv([env_factory(env_cfg, role)] * num_envs, autoreset_mode=AutoresetMode.SAME_STEP,
                               context=env_cfg.manager.context)
 
 
-def make_vector_env(env_cfg: EasyDict, num_envs: int, seed: Optional[int] = None) -> gym.vector.VectorEnv:
+def make_vector_env(env_cfg: EasyDict, num_envs: int, seed: Optional[int] = None,
+                    role: str = "collector") -> gym.vector.VectorEnv:
     """A vector env of ``num_envs`` copies of the env in ``env_cfg``, built by ``env_cfg.manager.type``.
 
-    It is reset once here with ``seed`` (env i gets ``seed + i``), so callers can read ``.last_obs``. ``.env_name``
-    (the env id, or the ENV_REGISTRY type) names the env in messages when its envs have no gymnasium spec.
+    ``role`` is 'collector' (training envs) or 'evaluator' (envs that report true returns: no Atari episodic life, no
+    reward clipping). It is reset once here with ``seed`` (env i gets ``seed + i``), so callers can read
+    ``.last_obs``. ``.env_name`` (the env id, or the ENV_REGISTRY type) names the env in messages when its envs have
+    no gymnasium spec; ``.role`` is the role.
     """
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}, got {role!r}")
     manager = ENV_MANAGER_REGISTRY.get(env_cfg.manager.type)
-    venv = manager.make(env_cfg, num_envs)
+    if "role" in inspect.signature(manager.make).parameters:
+        venv = manager.make(env_cfg, num_envs, role=role)
+    else:
+        venv = manager.make(env_cfg, num_envs)
     venv.env_name = env_cfg.env_id or env_cfg.type
+    venv.role = role
     venv.last_obs, _ = venv.reset(seed=seed)
     return venv

@@ -1,4 +1,8 @@
-"""Env creation: gymnasium ids (type 'gym') and user envs registered in ENV_REGISTRY."""
+"""Env creation: gymnasium ids (type 'gym') and user envs registered in ENV_REGISTRY.
+
+Vector envs are made for a *role*: 'collector' (training) or 'evaluator'. Only Atari's training-only preprocessing
+(``env.atari.episodic_life``, ``env.atari.clip_reward``) differs between them; see ``ding_lite/envs/atari.py``.
+"""
 import functools
 import inspect
 from typing import Any, Callable
@@ -9,6 +13,12 @@ from easydict import EasyDict
 from ding_lite.utils import ENV_REGISTRY, Configurable, ConfigError, UserError
 from ding_lite.utils.suggest import did_you_mean
 
+from .atari import ATARI_MAKE_KWARGS, atari_factory, is_ale_env, make_atari_env, register_ale
+from .envpool_manager import check_envpool_env
+
+# The roles a vector env is made for; only the collector's envs train (Atari's episodic life, reward clipping).
+ROLES = ("collector", "evaluator")
+
 
 class EnvConfig(Configurable):
     """The ``env`` section shared by every env type; an ENV_REGISTRY entry's ``config`` may add keys to it."""
@@ -18,7 +28,8 @@ class EnvConfig(Configurable):
         env_id=None,
         # (dict) Keyword arguments for gymnasium.make / the env class, e.g. dict(continuous=True). Free-form.
         kwargs=dict(),
-        # (int) Override the env's time limit (TimeLimit truncation) in steps; None keeps the registered one.
+        # (int) Override the env's time limit (TimeLimit truncation) in steps; None keeps the registered one. For
+        # Atari ids: agent steps (env.atari.frame_skip frames each), on top of ALE's cap of 108,000 frames a game.
         max_episode_steps=None,
         # (int) Number of envs the collector steps in one vector env.
         collector_env_num=8,
@@ -45,9 +56,11 @@ class EnvConfig(Configurable):
 
 
 def check_env_id(env_id: Any, path: str = "env.env_id") -> None:
-    """Raise a ConfigError unless ``env_id`` names an env in gymnasium's registry."""
+    """Raise a ConfigError unless ``env_id`` names an env in gymnasium's registry (ale-py's Atari ids are registered
+    here when first asked for; without ale-py they are a UserError naming the install command)."""
     if not isinstance(env_id, str) or not env_id:
         raise ConfigError(f"{path} must name a gymnasium env id such as 'CartPole-v1', got {env_id!r}")
+    register_ale(env_id)
     if env_id not in gym.registry:
         raise ConfigError(
             f"{path}='{env_id}': unknown gymnasium env id{did_you_mean(env_id, gym.registry.keys())} "
@@ -58,12 +71,65 @@ def check_env_id(env_id: Any, path: str = "env.env_id") -> None:
 
 @ENV_REGISTRY.register("gym")
 class GymEnv(EnvConfig):
-    """Any env registered in gymnasium, made with ``gymnasium.make(env.env_id, **env.kwargs)``."""
+    """Any env registered in gymnasium, made with ``gymnasium.make(env.env_id, **env.kwargs)``; Atari (ale-py) ids get
+    the DeepMind preprocessing of ``env.atari`` (docs/atari.md)."""
+
+    config = dict(
+        # (dict) DeepMind's Atari preprocessing. Applies to ale-py ids only ('ALE/Pong-v5', or DI-engine's
+        # 'PongNoFrameskip-v4'; needs pip install -e ".[atari]"); other envs ignore it. Observations are uint8
+        # (frame_stack, screen_size, screen_size), newest frame last. See docs/atari.md.
+        atari=dict(
+            # (bool) Apply the preprocessing below. False makes the ALE env as gymnasium.make does (210x160 RGB
+            # frames, the id's own frame skip and sticky actions; the keys below are then ignored).
+            preprocess=True,
+            # (int) After a reset, a random number in [1, noop_max] of no-op frames (varied starts); 0: none.
+            noop_max=30,
+            # (int) Frames per agent step: the action repeats, rewards add up, the observation is the pixel-wise
+            # max of the last two frames. The ALE env itself is made with frameskip=1 (ALE v5 ids skip 4 on their
+            # own: that would skip twice).
+            frame_skip=4,
+            # (int) Frames are greyscale and resized (area average) to screen_size x screen_size.
+            screen_size=84,
+            # (int) Observations stack the last frame_stack frames: shape (frame_stack, screen_size, screen_size).
+            frame_stack=4,
+            # (bool) Collector envs only: a lost life ends the training episode (terminated=True, so value targets
+            # stop there) while the game goes on; the game resets only on game over. Evaluator envs never use it.
+            episodic_life=True,
+            # (bool) Collector envs only: rewards clipped to [-1, 1] (their sign). Evaluator envs never clip, so
+            # evaluation returns are true game scores.
+            clip_reward=True,
+            # (float) Sticky actions: the probability that the ALE repeats the previous action on a frame. 0.0 is
+            # the DeepMind / IMPALA setting (and DI-engine's NoFrameskip-v4 ids); 0.25 is Machado et al.'s (ALE v5's
+            # default).
+            repeat_action_probability=0.0,
+            # (bool) All 18 Atari actions instead of the game's minimal set (False, as in the IMPALA paper).
+            full_action_space=False,
+        ),
+    )
 
     @classmethod
     def check_config(cls, cfg: EasyDict, path: str) -> None:
         super().check_config(cfg, path)
         check_env_id(cfg.env_id, f"{path}.env_id")
+        if is_ale_env(cfg.env_id) and cfg.atari.preprocess:
+            cls._check_atari(cfg, path)
+        if cfg.manager.type == "envpool":
+            check_envpool_env(cfg, path)
+
+    @staticmethod
+    def _check_atari(cfg: EasyDict, path: str) -> None:
+        atari = cfg.atari
+        for key, low in (("noop_max", 0), ("frame_skip", 1), ("screen_size", 1), ("frame_stack", 1)):
+            if atari[key] < low:
+                raise ConfigError(f"{path}.atari.{key}={atari[key]}: must be at least {low}")
+        if not 0.0 <= atari.repeat_action_probability <= 1.0:
+            raise ConfigError(f"{path}.atari.repeat_action_probability={atari.repeat_action_probability}: must be "
+                              f"in [0, 1]")
+        for key, atari_key in ATARI_MAKE_KWARGS.items():
+            if key in cfg.kwargs:
+                where = f"set {path}.atari.{atari_key} instead" if atari_key else "the preprocessing sets it"
+                raise ConfigError(f"{path}.kwargs.{key}={cfg.kwargs[key]!r}: {path}.atari (preprocess=True) "
+                                  f"controls this ALE option; {where}")
 
     @staticmethod
     def _make_kwargs(cfg: EasyDict) -> dict:
@@ -72,21 +138,31 @@ class GymEnv(EnvConfig):
             kwargs["max_episode_steps"] = cfg.max_episode_steps
         return kwargs
 
+    @staticmethod
+    def _atari(cfg: EasyDict) -> bool:
+        return is_ale_env(cfg.env_id) and bool(cfg.atari.preprocess)
+
     @classmethod
-    def factory(cls, cfg: EasyDict) -> Callable[[], gym.Env]:
+    def factory(cls, cfg: EasyDict, role: str = "collector") -> Callable[[], gym.Env]:
         """``partial(gymnasium.make, env_id, **kwargs)``, after one probe env made here with clear errors.
 
         The factory references gymnasium only, so a spawned env process (the 'subprocess' manager) imports
-        gymnasium, not ding_lite and torch: a much faster start.
+        gymnasium, not ding_lite and torch: a much faster start. (Atari's preprocessing is ding_lite's
+        ``envs.atari.make_atari_env``, whose process imports ding_lite.)
         """
-        cls.make(cfg).close()
+        cls.make(cfg, role).close()
+        if cls._atari(cfg):
+            return atari_factory(cfg.env_id, cfg.atari, cfg.kwargs, cfg.max_episode_steps, role == "collector")
         return functools.partial(gym.make, cfg.env_id, **cls._make_kwargs(cfg))
 
     @classmethod
-    def make(cls, cfg: EasyDict) -> gym.Env:
+    def make(cls, cfg: EasyDict, role: str = "collector") -> gym.Env:
         """One env of ``cfg``; gymnasium's errors become ``UserError`` messages that name the fix."""
+        register_ale(cfg.env_id)
         kwargs = cls._make_kwargs(cfg)
         try:
+            if cls._atari(cfg):
+                return make_atari_env(cfg.env_id, cfg.atari, cfg.kwargs, cfg.max_episode_steps, role == "collector")
             return gym.make(cfg.env_id, **kwargs)
         except gym.error.DependencyNotInstalled as err:
             raise UserError(f"env.env_id='{cfg.env_id}' needs an extra: {err}") from None
@@ -97,14 +173,19 @@ class GymEnv(EnvConfig):
             raise UserError(f"env.kwargs={dict(cfg.kwargs)} do not fit '{cfg.env_id}': {err}") from None
 
 
-def env_factory(cfg: EasyDict) -> Callable[[], gym.Env]:
+def env_factory(cfg: EasyDict, role: str = "collector") -> Callable[[], gym.Env]:
     """A zero-argument function making one env of ``cfg`` (an ``env`` section with ``type``): what vector envs take.
 
-    ENV_REGISTRY entries are either classes with a ``factory(cfg)`` classmethod (like ``GymEnv``) or gymnasium.Env
-    subclasses, constructed with ``**env.kwargs``.
+    ENV_REGISTRY entries are either classes with a ``factory(cfg)`` classmethod (like ``GymEnv``; one that takes a
+    ``role`` argument gets it) or gymnasium.Env subclasses, constructed with ``**env.kwargs``. ``role`` is 'collector'
+    (training envs) or 'evaluator'.
     """
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}, got {role!r}")
     entry = ENV_REGISTRY.get(cfg.type)
     if hasattr(entry, "factory"):
+        if "role" in inspect.signature(entry.factory).parameters:
+            return entry.factory(cfg, role=role)
         return entry.factory(cfg)
 
     try:  # wrong kwargs are the user's mistake: say so before any env is built

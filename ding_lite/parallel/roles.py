@@ -167,8 +167,8 @@ def run_evaluator(endpoint: Endpoint, spec: WorkerSpec) -> None:
     prepare_worker(spec)
     cfg = spec.cfg
     policy = build_worker_policy(spec, "eval")
-    evaluator = Evaluator(make_vector_env(cfg.env, cfg.env.evaluator_env_num, spec.seed), policy.eval_mode,
-                          cfg.env.n_evaluator_episode, cfg.policy.eval.evaluator.eval_freq)
+    evaluator = Evaluator(make_vector_env(cfg.env, cfg.env.evaluator_env_num, spec.seed, role="evaluator"),
+                          policy.eval_mode, cfg.env.n_evaluator_episode, cfg.policy.eval.evaluator.eval_freq)
     try:
         while not endpoint.stopping():
             got = endpoint.poll_weights()

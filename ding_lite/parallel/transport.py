@@ -153,7 +153,8 @@ class WorkerTransport:
     def evaluate_now(self, train_iter: int) -> Dict[str, float]:
         """Evaluate the learner's weights in this process (the workers are stopped by now), as the serial pipeline
         does, on envs seeded apart from the evaluator worker's."""
-        env = make_vector_env(self.cfg.env, self.cfg.env.evaluator_env_num, self.seed + EVAL_SEED_OFFSET + 1)
+        env = make_vector_env(self.cfg.env, self.cfg.env.evaluator_env_num, self.seed + EVAL_SEED_OFFSET + 1,
+                              role="evaluator")
         evaluator = Evaluator(env, self.policy.eval_mode, self.cfg.env.n_evaluator_episode, 1)
         try:
             return evaluator.eval(train_iter)

@@ -165,14 +165,18 @@ def test_moves_fill_the_new_place():
     assert "moved here from policy.eval.evaluator.stop_value" in text
 
 
-def test_atari_is_left_to_the_user_and_does_not_compile(tmp_path):
+def test_atari_keeps_its_id_and_moves_frame_stack(tmp_path):
+    pytest.importorskip("ale_py")  # Atari ids compile where ale-py (the atari extra) is installed
     src = tmp_path / "pong_config.py"
     src.write_text("main_config = dict(env=dict(env_id='PongNoFrameskip-v4', frame_stack=4))\n"
                    "create_config = dict(env=dict(type='atari', import_names=['dizoo.atari.envs.atari_env']),\n"
                    "                     policy=dict(type='impala'))\n")
     port, out = port_file(str(src))
-    assert os.path.exists(out) and port.problems.startswith("env.env_id='PongNoFrameskip-v4': an Atari env")
-    assert len(port.todos) == 2 and all(t.startswith(("env.env_id", "env.frame_stack")) for t in port.todos)
+    assert os.path.exists(out) and port.problems is None and not port.todos
+    cfg = compile_config(port.main.to_plain(), port.create.to_plain())
+    assert (cfg.env.type, cfg.env.env_id, cfg.env.atari.frame_stack) == ("gym", "PongNoFrameskip-v4", 4)
+    text = comments(render(port, "in.py", "out.py"))
+    assert "moved env.frame_stack -> env.atari.frame_stack" in text and "DI-engine's Atari env" in text
 
 
 def test_mujoco_py_ids_become_v5_and_the_obs_shape_is_read_from_the_env():

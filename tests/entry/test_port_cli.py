@@ -55,15 +55,16 @@ def test_a_missing_or_bad_file_is_exit_2_naming_it(cli, in_tmp, content, fragmen
 
 
 def test_an_output_that_does_not_compile_is_exit_2_and_kept(cli, in_tmp):
-    (in_tmp / "pong_config.py").write_text(
-        "main_config = dict(env=dict(env_id='PongNoFrameskip-v4', frame_stack=4))\n"
-        "create_config = dict(env=dict(type='atari'), policy=dict(type='impala'))\n")
-    res = cli("port", "pong_config.py")
+    # A dizoo MuJoCo config without an env id: the port cannot know which -v5 env to set.
+    (in_tmp / "mujoco_config.py").write_text(
+        "main_config = dict(env=dict(norm_obs=dict(use_norm=True)))\n"
+        "create_config = dict(env=dict(type='mujoco'), policy=dict(type='sac'))\n")
+    res = cli("port", "mujoco_config.py")
     assert res.exit_code == 2
     assert "2 TODO(port)" in res.stdout and "does not compile yet" in res.stdout
-    assert res.stderr.startswith("ding_lite: error: pong_config_ding_lite.py does not compile yet: "
-                                 "env.env_id='PongNoFrameskip-v4': an Atari env")
-    assert "TODO(port): env.frame_stack=4" in open("pong_config_ding_lite.py").read()
+    assert res.stderr.startswith("ding_lite: error: mujoco_config_ding_lite.py does not compile yet: "
+                                 "env.env_id must name a gymnasium env id")
+    assert "TODO(port): env.norm_obs=dict(use_norm=True)" in open("mujoco_config_ding_lite.py").read()
 
 
 def test_todos_that_compile_are_exit_0_and_listed(cli, in_tmp):
