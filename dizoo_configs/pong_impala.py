@@ -1,0 +1,43 @@
+"""IMPALA on Atari Pong (ALE/Pong-v5, ale-py: pip install -e ".[atari]") from uint8 frames, sized for a 2-core CPU.
+
+DeepMind preprocessing (env.atari defaults: noop reset, frame skip 4, 84x84 grey, 4-frame stack; episodic life and
+reward clipping for the collector only, so evaluation returns are true game scores, -21 to 21). The Nature-DQN conv
+encoder is shared by actor and critic, as in the IMPALA paper's shallow model.
+
+Run it:  ding_lite -m serial -c dizoo_configs/pong_impala.py -s 0
+         ding_lite -m parallel -c dizoo_configs/pong_impala.py -s 0      (1 collector on 2 cores)
+See docs/atari.md for what it reaches in how many frames on this machine.
+"""
+main_config = dict(
+    exp_name="pong_impala",
+    env=dict(
+        env_id="ALE/Pong-v5",
+        collector_env_num=8,
+        evaluator_env_num=2,
+        n_evaluator_episode=2,
+        stop_value=20,
+    ),
+    policy=dict(
+        cuda=False,
+        unroll_len=20,
+        model=dict(encoder_type="nature_conv", share_encoder=True),
+        learn=dict(
+            # 2 updates of 16 unrolls per 16 new unrolls: each unroll is replayed about twice (max_use 4 caps it),
+            # which halves the collection the learner waits for on a CPU; V-trace corrects for the staleness.
+            update_per_collect=2,
+            batch_size=16,
+            learning_rate=0.0005,
+            value_weight=0.5,
+            entropy_weight=0.01,
+            discount_factor=0.99,
+            lambda_=1.0,
+            grad_clip_type="clip_norm",
+            clip_value=40.0,
+            learner=dict(hook=dict(log_show_after_iter=100, save_ckpt_after_iter=2000)),
+        ),
+        collect=dict(n_sample=16),
+        eval=dict(evaluator=dict(eval_freq=500)),
+        other=dict(replay_buffer=dict(replay_buffer_size=2000, max_use=4)),
+    ),
+)
+create_config = dict(env=dict(type="gym"), env_manager=dict(type="base"), policy=dict(type="impala"))
