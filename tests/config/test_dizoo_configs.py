@@ -1,0 +1,43 @@
+"""Every shipped config in dizoo_configs/ compiles, and the Atari one trains end to end on a real ALE game."""
+import glob
+import json
+import os
+
+import pytest
+
+from ding_lite.config import compile_config, read_config_file
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+CONFIGS = sorted(glob.glob(os.path.join(REPO, "dizoo_configs", "*.py")))
+
+
+def test_the_shipped_configs_are_all_checked():
+    names = {os.path.basename(path) for path in CONFIGS}
+    assert {"cartpole_impala.py", "pendulum_sac.py", "pong_impala.py"} <= names
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[os.path.basename(p) for p in CONFIGS])
+def test_shipped_config_compiles(path):
+    if "pong" in os.path.basename(path) or "breakout" in os.path.basename(path):
+        pytest.importorskip("ale_py")
+    cfg = compile_config(read_config_file(path))
+    assert cfg.exp_name and cfg.policy.type in ("impala", "acer", "sac", "discrete_sac")
+
+
+def test_pong_impala_trains_on_uint8_frames_end_to_end(tmp_path, monkeypatch):
+    """A few updates of the shipped Pong config, shrunk: real ALE frames through the conv encoder, stored as uint8,
+    evaluated on the true (unclipped) score."""
+    pytest.importorskip("ale_py")
+    from ding_lite.entry import serial_pipeline
+
+    monkeypatch.chdir(tmp_path)
+    small = {"env.collector_env_num": 2, "env.evaluator_env_num": 1, "env.n_evaluator_episode": 1,
+             "env.max_episode_steps": 60, "policy.collect.n_sample": 2, "policy.learn.batch_size": 2,
+             "policy.unroll_len": 5, "policy.eval.evaluator.eval_freq": 4, "torch_threads": 1}
+    policy = serial_pipeline(read_config_file(os.path.join(REPO, "dizoo_configs", "pong_impala.py")), seed=0,
+                             max_train_iter=6, overrides=small, quiet=True)
+    assert policy.cfg.model.obs_shape == [4, 84, 84] and policy.cfg.model.encoder_type == "nature_conv"
+    with open(tmp_path / "pong_impala_seed0" / "result.json") as f:
+        result = json.load(f)
+    assert result["train_iter"] == 6 and result["stop_reason"] == "max_train_iter"
+    assert -21 <= result["final_return"] <= 21  # a game score over at most 60 agent steps (240 frames)
