@@ -152,7 +152,7 @@ class UnrollPolicy(Policy):
         return tree_map(lambda x: x.transpose(0, 1), segment)
 
     def _compact_obs(self, obs: torch.Tensor) -> bool:
-        storage = self._cfg.get("obs_storage", "auto")
+        storage = self._cfg.obs_storage
         return storage == "compact" or (storage == "auto" and not obs.is_floating_point())
 
     @torch.no_grad()
