@@ -13,10 +13,8 @@ The DI-engine file is read like any config file (``read_config_file``: it runs a
 
 ``port_file`` writes the result and compiles it with ding_lite, so the caller knows whether it runs as it is.
 """
-import keyword
 import os
 import re
-import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -27,77 +25,11 @@ from ding_lite.utils.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_R
 
 from . import compat
 from .loader import read_config_file
-from .save import format_value
+from .port_tree import Entry, Section, entry_at, is_identifier, render_section, short, to_section
 from .validate import unknown_key_message
 
 TODO = "TODO(port):"
-WIDTH = 118
-_INDENT = "    "
 OUT_SUFFIX = "_ding_lite.py"
-
-
-# ---- the output tree: sections keep their keys in order, with comments where keys were -------------------------
-@dataclass
-class Entry:
-    """One line of a section: a key (``value`` a scalar, a list or a ``Section``) with comments above it, or, with
-    ``key`` None, comments alone (where a removed key was)."""
-
-    key: Optional[str]
-    value: Any = None
-    notes: List[str] = field(default_factory=list)
-
-
-@dataclass
-class Section:
-    entries: List[Entry] = field(default_factory=list)
-
-    def find(self, key: str) -> Optional[Entry]:
-        return next((e for e in self.entries if e.key == key), None)
-
-    def has(self, key: str) -> bool:
-        return self.find(key) is not None
-
-    def note(self, text: str) -> None:
-        self.entries.append(Entry(None, notes=[text]))
-
-    def put(self, key: str, value: Any, note: Optional[str] = None, first: bool = False) -> Entry:
-        entry = Entry(key, value, [note] if note else [])
-        self.entries.insert(0, entry) if first else self.entries.append(entry)
-        return entry
-
-    def child(self, key: str) -> "Section":
-        """The sub-section ``key``, made (at the end) if absent."""
-        entry = self.find(key)
-        if entry is None:
-            entry = self.put(key, Section())
-        return entry.value
-
-    def to_plain(self) -> dict:
-        return {e.key: e.value.to_plain() if isinstance(e.value, Section) else e.value
-                for e in self.entries if e.key is not None}
-
-
-def _section(tree: Mapping) -> Section:
-    return Section([Entry(k, _section(v) if isinstance(v, Mapping) and v else v) for k, v in tree.items()])
-
-
-def _at(root: Section, path: Tuple[str, ...]) -> Optional[Entry]:
-    node: Any = root
-    entry = None
-    for key in path:
-        if not isinstance(node, Section):
-            return None
-        entry = node.find(key)
-        if entry is None:
-            return None
-        node = entry.value
-    return entry
-
-
-def _short(value: Any, limit: int = 70) -> str:
-    text = format_value(value) if isinstance(value, (Mapping, list, tuple)) else repr(value)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 # ---- the result ----------------------------------------------------------------------------------------------------
@@ -136,7 +68,7 @@ def _remove(port: Port, section: Section, entry: Entry, path: str, reason: str) 
     reason = _done(reason)
     index = section.entries.index(entry)
     value = entry.value.to_plain() if isinstance(entry.value, Section) else entry.value
-    text = f"removed {path}={_short(value)}: {reason}"
+    text = f"removed {path}={short(value)}: {reason}"
     section.entries[index] = Entry(None, notes=entry.notes + [text])
     port.changes.append(f"removed  {path}")
 
@@ -145,7 +77,7 @@ def _todo_out(port: Port, section: Section, entry: Entry, path: str, reason: str
     """Comment ``entry`` out for the user to decide: 'TODO(port): PATH=VALUE: REASON'."""
     index = section.entries.index(entry)
     value = entry.value.to_plain() if isinstance(entry.value, Section) else entry.value
-    text = f"{path}={_short(value)}: {reason}"
+    text = f"{path}={short(value)}: {reason}"
     section.entries[index] = Entry(None, notes=entry.notes + [f"{TODO} {text}"])
     port.todos.append(text)
 
@@ -249,7 +181,7 @@ def _main_components(port: Port, facts: dict) -> None:
     """``type`` / ``import_names`` written in main_config's sections (as DI-engine's saved total_config.py has)."""
     from .defaults import SECTION_PATHS
     for name, path in SECTION_PATHS.items():
-        entry = _at(port.main, path)
+        entry = entry_at(port.main, path)
         if entry is not None and isinstance(entry.value, Section):
             _port_component(port, name, entry.value, ".".join(path), facts)
 
@@ -348,7 +280,7 @@ def _port_unknown(port: Port, section: Section, entry: Entry, path: Tuple[str, .
 
 def _move(port: Port, section: Section, entry: Entry, source: str, dest: str, value: Any, reason: str) -> None:
     dest_path = tuple(dest.split("."))
-    there = _at(port.main, dest_path)
+    there = entry_at(port.main, dest_path)
     if there is None:
         index = section.entries.index(entry)
         section.entries[index] = Entry(None, notes=entry.notes + [f"moved {source} -> {dest}: {_done(reason)}"])
@@ -360,7 +292,7 @@ def _move(port: Port, section: Section, entry: Entry, source: str, dest: str, va
     elif there.value == value:
         _remove(port, section, entry, source, f"{_done(reason)}; {dest} already has this value")
     else:
-        _todo_out(port, section, entry, source, f"{_done(reason)}; {dest}={_short(there.value)} is kept, pick one "
+        _todo_out(port, section, entry, source, f"{_done(reason)}; {dest}={short(there.value)} is kept, pick one "
                                                 f"value")
 
 
@@ -368,7 +300,7 @@ def _drop_obs_shape(port: Port, facts: dict) -> None:
     """After a MuJoCo id change (-v3 -> -v5): the observation may differ, and ding_lite reads it from the env."""
     if not facts.get("env_changed"):
         return
-    model = _at(port.main, ("policy", "model"))
+    model = entry_at(port.main, ("policy", "model"))
     if model is not None and isinstance(model.value, Section):
         entry = model.value.find("obs_shape")
         if entry is not None:
@@ -394,7 +326,7 @@ def port_config(main: Mapping, create: Mapping) -> Port:
     import_builtins()  # the registries the type names are checked against
     if not isinstance(main, Mapping) or not isinstance(create, Mapping):
         raise UserError("main_config and create_config must be dicts")
-    port = Port(_section(to_plain(main)), _section(to_plain(create)))
+    port = Port(to_section(to_plain(main)), to_section(to_plain(create)))
     facts: dict = {}
     _port_create(port, facts)
     _main_components(port, facts)
@@ -408,45 +340,6 @@ def port_config(main: Mapping, create: Mapping) -> Port:
     return port
 
 
-# ---- writing ---------------------------------------------------------------------------------------------------------
-def _comment_lines(text: str, pad: str) -> List[str]:
-    first, rest = f"{pad}# ", f"{pad}#   "
-    return textwrap.wrap(text, WIDTH, initial_indent=first, subsequent_indent=rest, break_long_words=False,
-                         break_on_hyphens=False)
-
-
-def _is_identifier(key: Any) -> bool:
-    return isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key)
-
-
-def _has_notes(section: Section) -> bool:
-    """Whether a section has comments inside (then it is written one key per line, else as compactly as fits)."""
-    return any(e.notes or (isinstance(e.value, Section) and _has_notes(e.value)) for e in section.entries)
-
-
-def _render(section: Section, depth: int) -> List[str]:
-    """The lines of the keys of ``section`` (written as ``dict(key=...)``, or ``{'key': ...}`` where a key is no
-    identifier), each with its comments above it."""
-    pad = _INDENT * depth
-    named = all(_is_identifier(e.key) for e in section.entries if e.key is not None)
-    lines: List[str] = []
-    for entry in section.entries:
-        for note in entry.notes:
-            lines.extend(_comment_lines(note, pad))
-        if entry.key is None:
-            continue
-        prefix = f"{entry.key}=" if named else f"{entry.key!r}: "
-        if isinstance(entry.value, Section) and _has_notes(entry.value):
-            inner_named = all(_is_identifier(e.key) for e in entry.value.entries if e.key is not None)
-            lines.append(f"{pad}{prefix}{'dict(' if inner_named else '{'}")
-            lines.extend(_render(entry.value, depth + 1))
-            lines.append(f"{pad}{')' if inner_named else '}'},")
-        else:
-            value = entry.value.to_plain() if isinstance(entry.value, Section) else entry.value
-            lines.append(f"{pad}{prefix}{format_value(value, len(pad), str(entry.key), len(prefix))},")
-    return lines
-
-
 def render(port: Port, source: str, out: str) -> str:
     """The text of the ported config file."""
     header = [
@@ -458,8 +351,8 @@ def render(port: Port, source: str, out: str) -> str:
     ]
     body = []
     for name, section in (("main_config", port.main), ("create_config", port.create)):
-        named = all(_is_identifier(e.key) for e in section.entries if e.key is not None)
-        body += [f"{name} = {'dict(' if named else '{'}"] + _render(section, 1) + [")" if named else "}", ""]
+        named = all(is_identifier(e.key) for e in section.entries if e.key is not None)
+        body += [f"{name} = {'dict(' if named else '{'}"] + render_section(section, 1) + [")" if named else "}", ""]
     return "\n".join(header + body[:-1]) + "\n"
 
 
