@@ -26,10 +26,7 @@ run down) and the median. Run from the repository root: ``python benchmarks/atar
 ``benchmarks/results/atari_env_throughput.json``. About 4 minutes with the defaults.
 """
 import argparse
-import contextlib
-import datetime
 import os
-import platform
 import statistics
 import sys
 import time
@@ -44,6 +41,7 @@ from ding_lite.config import compile_config  # noqa: E402
 from ding_lite.envs import make_vector_env  # noqa: E402
 from ding_lite.envs.envpool_manager import envpool_available  # noqa: E402
 from ding_lite.utils.file_io import atomic_write_json  # noqa: E402
+from machine import machine_info as shared_machine_info  # noqa: E402  (benchmarks/machine.py)
 
 ENV_ID = "ALE/Pong-v5"
 RESULT = os.path.join(ROOT, "benchmarks", "results", "atari_env_throughput.json")
@@ -121,22 +119,11 @@ def measure(bench: Any, seconds: float, warm_up: float) -> Dict[str, float]:
 def machine_info() -> Dict[str, Any]:
     import ale_py
     import gymnasium
-    model = platform.processor() or platform.machine()
-    with contextlib.suppress(OSError):
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    info = {"cpu_model": model, "cpu_count": os.cpu_count(),
-            "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-            "python": platform.python_version(), "gymnasium": gymnasium.__version__, "ale_py": ale_py.__version__,
-            "numpy": np.__version__, "platform": platform.platform(),
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    versions = {"gymnasium": gymnasium.__version__, "ale_py": ale_py.__version__, "numpy": np.__version__}
     if envpool_available():
         import envpool
-        info["envpool"] = envpool.__version__
-    return info
+        versions["envpool"] = envpool.__version__
+    return shared_machine_info(**versions)
 
 
 def main() -> None:

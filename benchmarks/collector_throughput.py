@@ -35,10 +35,8 @@ import argparse
 import contextlib
 import cProfile
 import dataclasses
-import datetime
 import io
 import os
-import platform
 import pstats
 import statistics
 import sys
@@ -60,6 +58,7 @@ from ding_lite.envs import EnvSpec, GymEnv, SubprocessEnvManager, make_vector_en
 from ding_lite.policy import IMPALAPolicy  # noqa: E402
 from ding_lite.utils.file_io import atomic_write_json  # noqa: E402
 from ding_lite.worker.collector import SampleCollector  # noqa: E402
+from machine import machine_info as shared_machine_info  # noqa: E402  (benchmarks/machine.py)
 
 ENV_ID = "CartPole-v1"
 UNROLL_LEN = 32
@@ -309,24 +308,7 @@ def profile_top(policy: IMPALAPolicy, num_envs: int, n_sample: int, calls: int, 
 
 # ---- report ----------------------------------------------------------------------------------------------------------
 def machine_info() -> Dict[str, Any]:
-    model = platform.processor() or platform.machine()
-    with contextlib.suppress(OSError):
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    return {
-        "cpu_model": model,
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "gymnasium": gym.__version__,
-        "numpy": np.__version__,
-        "platform": platform.platform(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-    }
+    return shared_machine_info(torch=torch.__version__, gymnasium=gym.__version__, numpy=np.__version__)
 
 
 class MachineUse:
