@@ -19,6 +19,7 @@ from typing import Any, List, Mapping, Optional, Tuple, Union
 
 from easydict import EasyDict
 
+from ding_lite.torch_utils.precision import MATMUL_PRECISIONS
 from ding_lite.utils.dict_tools import deep_merge, to_plain
 from ding_lite.utils.errors import ConfigError, UserError
 
@@ -93,6 +94,9 @@ def compile_config(cfg: ConfigInput, create_cfg: Optional[Mapping] = None,
     threads = merged["torch_threads"]
     if threads != "auto" and (isinstance(threads, str) or threads < 1):
         problems.append(f"torch_threads={threads!r}: must be 'auto' or a whole number >= 1")
+    if merged["matmul_precision"] not in MATMUL_PRECISIONS:
+        problems.append(f"matmul_precision={merged['matmul_precision']!r}: must be one of "
+                        f"{', '.join(repr(p) for p in MATMUL_PRECISIONS)} (torch.set_float32_matmul_precision)")
     compiled = EasyDict(merged)
     # On the rest, so one run names every problem; a key already refused above (a DI-engine value) is not named twice.
     refused = {problem_key(p) for p in problems}

@@ -9,6 +9,7 @@ from easydict import EasyDict
 from ding_lite.config import compile_config
 from ding_lite.envs import EnvSpec, env_factory, make_vector_env
 from ding_lite.policy import Policy
+from ding_lite.torch_utils.precision import set_matmul_precision
 from ding_lite.torch_utils.threads import auto_threads, available_cores
 from ding_lite.utils.seed import EVAL_SEED_OFFSET
 from ding_lite.utils import BUFFER_REGISTRY, POLICY_REGISTRY, ConfigError, UserError
@@ -72,10 +73,11 @@ def build_buffer(cfg: EasyDict, seed: int):
 
 
 def compile_input(input_cfg: ConfigInput, seed: Optional[int], overrides=None, exp_name: Optional[str] = None) -> EasyDict:
-    """Compile main_config or (main_config, create_config) for one seed; ``torch_threads`` takes effect here (for
-    'auto', as for a learner with every core this process may use)."""
+    """Compile main_config or (main_config, create_config) for one seed; ``torch_threads`` (for 'auto', as for a
+    learner with every core this process may use) and ``matmul_precision`` take effect here."""
     cfg = compile_config(input_cfg, overrides=overrides, seed=seed, exp_name=exp_name)
     torch.set_num_threads(torch_threads(cfg, available_cores()))
+    set_matmul_precision(cfg.matmul_precision)
     return cfg
 
 

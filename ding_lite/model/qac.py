@@ -87,14 +87,16 @@ class QAC(nn.Module):
         return {"mu": mu, "log_std": log_std.clamp(self.log_std_min, self.log_std_max)}
 
     def compute_critic(self, obs: torch.Tensor, action: Optional[torch.Tensor] = None,
-                       critic: Optional[nn.Module] = None) -> torch.Tensor:
+                       critic: Optional[nn.Module] = None, detach_weights: bool = False) -> torch.Tensor:
         """Q of every replica: (N, B) for continuous; (N, B, A) discrete; (N, B, K) mixed (given the continuous
         action (B, D)). ``obs`` is (B, *obs_shape). ``critic``: a copy of ``self.critic`` (e.g. the target critics of
-        :meth:`make_target_critic`) to evaluate the same way instead of the model's own."""
+        :meth:`make_target_critic`) to evaluate the same way instead of the model's own. ``detach_weights``: the
+        critics' weights as constants, gradients flow to ``action`` only (SAC's actor loss)."""
         x = mlp_input(obs)
         if self.action_space != "discrete":
             x = torch.cat([x, action], dim=-1)
-        q = (self.critic if critic is None else critic)(x)
+        net = self.critic if critic is None else critic
+        q = net(x, detach_weights=True) if detach_weights else net(x)
         return q.squeeze(-1) if self.action_space == "continuous" else q
 
     def make_target_critic(self) -> nn.Module:

@@ -20,6 +20,7 @@ import torch
 from easydict import EasyDict
 
 from ding_lite.torch_utils import tree_map
+from ding_lite.torch_utils.precision import set_matmul_precision
 from ding_lite.torch_utils.threads import worker_threads
 
 State = Dict[str, torch.Tensor]
@@ -76,6 +77,7 @@ def prepare_worker(spec: WorkerSpec) -> None:
     for names, where in spec.imports:
         import_modules(names, where)
     torch.set_num_threads(worker_threads(spec.cfg.torch_threads))
+    set_matmul_precision(spec.cfg.matmul_precision)
     set_seed(spec.seed)
 
 

@@ -56,19 +56,19 @@ class ContinuousSAC(SACActionSpace):
         """Critic, actor and alpha losses on B transitions: the paper's J_Q, J_pi and J(alpha), one action sample."""
         obs, action, next_obs, reward = data["obs"], data["action"], data["next_obs"], data["reward"]
         alpha, gamma = alphas[0], self.cfg.learn.discount_factor
-        # One actor pass for s and s': a ~ pi(.|s) for the actor loss (with gradient), a' ~ pi(.|s') for the target.
-        B = obs.shape[0]
-        a_all, logp_all = self._squashed_sample(torch.cat([obs, next_obs]))
-        a, logp, a2, logp2 = a_all[:B], logp_all[:B], a_all[B:].detach(), logp_all[B:].detach()
-        # Critics: y = r + gamma (1 - terminated) (min_i Q_i'(s', a') - alpha log pi(a'|s')); every replica regresses y.
+        # Critics: y = r + gamma (1 - terminated) (min_i Q_i'(s', a') - alpha log pi(a'|s')), a' ~ pi(.|s');
+        # every replica regresses y.
         terminated = self._terminated(data)
         with torch.no_grad():
+            a2, logp2 = self._squashed_sample(next_obs)
             q2 = self.model.compute_critic(next_obs, a2, critic=target_critic)
             target = S.sac_critic_target(reward, q2, logp2, alpha, gamma, terminated)
         q = self.model.compute_critic(obs, action)
         critic_loss = S.sac_critic_loss(q, target)
-        # Actor: alpha log pi(a|s) - min_i Q_i(s, a); temperature: towards entropy -log pi = target entropy.
-        actor_loss = S.sac_actor_loss(self.model.compute_critic(obs, a), logp, alpha)
+        # Actor: alpha log pi(a|s) - min_i Q_i(s, a), a ~ pi(.|s) reparameterised; its gradient reaches the actor
+        # through a, not the critics' weights. Temperature: towards entropy -log pi = target entropy.
+        a, logp = self._squashed_sample(obs)
+        actor_loss = S.sac_actor_loss(self.model.compute_critic(obs, a, detach_weights=True), logp, alpha)
         alpha_loss = S.sac_alpha_loss(self.log_alpha[0], logp, target_entropy[0])
         return SACLosses(critic_loss, actor_loss, alpha_loss, q, target, {"entropy": -logp.detach().mean()})
 
@@ -239,14 +239,16 @@ class SACPolicy(Policy):
         losses = self._actions.losses(data, alphas, self._target_critic, self._target_entropy)
 
         info = dict(losses.info)
-        self._optimizer.zero_grad(set_to_none=True)
-        losses.critic.backward()
+        # Each loss reaches only its own parameters (SACLosses), so one backward of their sum gives every gradient.
+        total = losses.critic
         if losses.actor is not None:
-            losses.actor.backward(inputs=self._actor_params)  # its gradient on the critics is not wanted
+            total = total + losses.actor
             info["actor_loss"] = losses.actor.detach()
         if learn.auto_alpha:
-            losses.alpha.backward()
+            total = total + losses.alpha
             info["alpha_loss"] = losses.alpha.detach()
+        self._optimizer.zero_grad(set_to_none=True)
+        total.backward()
         info["grad_norm"] = grad_norm(self._trained_params)  # before the step: the learner checks it is finite
         self._optimizer.step()
         S.clamp_log_alpha_(self._log_alpha, learn.max_log_alpha)

@@ -20,6 +20,9 @@ Tensors = Dict[str, torch.Tensor]
 class SACLosses:
     """One update's losses (0-dim) and what is logged of it.
 
+    Each loss depends on its own parameters only, so that the policy takes all gradients in one backward pass of
+    their sum: ``critic`` on the critics (its target detached), ``actor`` on the actor (the critics it goes through
+    evaluated with ``detach_weights=True`` or detached), ``alpha`` on ``log_alpha`` (the log-probabilities detached).
     ``q`` (N, B) the critics at the taken actions and ``target`` (B,) their regression target; ``actor`` is None
     where there is no actor (ALF's Boltzmann policy); ``info`` the action space's own logged scalars (entropies)."""
 

@@ -52,10 +52,11 @@ class DiscreteSAC(SACActionSpace):
             online_q2 = self.model.compute_critic(next_obs) if self.boltzmann else None
             log_probs2 = self._log_probs(next_obs, online_q2, alpha)
             target = S.discrete_sac_critic_target(reward, q2, log_probs2, alpha, gamma, terminated)
-        q = S.gather_q(self.model.compute_critic(obs), action)
+        q_all = self.model.compute_critic(obs)  # (N, B, A)
+        q = S.gather_q(q_all, action)
         critic_loss = S.sac_critic_loss(q, target)
-        # Actor (none for the Boltzmann policy) and the exact entropy alpha is tuned on.
-        q_now = self.model.compute_critic(obs).detach()
+        # Actor (none for the Boltzmann policy) and the exact entropy alpha is tuned on, from the same Q(s, .).
+        q_now = q_all.detach()
         log_probs = self._log_probs(obs, q_now, alpha)
         actor_loss = None if self.boltzmann else S.discrete_sac_actor_loss(q_now, log_probs, alpha)
         entropy = S.discrete_entropy(log_probs.detach())

@@ -42,20 +42,19 @@ class MixedSAC(SACActionSpace):
         """Critic, actor and the two alpha losses on B transitions: exact over k, one sample of a_c."""
         obs, action, next_obs, reward = data["obs"], data["action"], data["next_obs"], data["reward"]
         alpha_d, alpha_c, gamma = alphas[0], alphas[1], self.cfg.learn.discount_factor
-        # One actor pass for s and s': a_c (with gradient) for the actor loss, a_c' for the target.
-        B = obs.shape[0]
-        a_all, logp_all = self._squashed_sample(torch.cat([obs, next_obs]))
-        a, logp, a2, logp2 = a_all[:B], logp_all[:B], a_all[B:].detach(), logp_all[B:].detach()
         # Critics: exact over k' (Boltzmann policy of the online critics at (s', a_c')), sampled over a_c'.
         terminated = self._terminated(data)
         with torch.no_grad():
+            a2, logp2 = self._squashed_sample(next_obs)
             q2 = self.model.compute_critic(next_obs, a2, critic=target_critic)
             log_probs2 = S.boltzmann_policy(S.ensemble_min(self.model.compute_critic(next_obs, a2)), alpha_d)[1]
             target = S.mixed_sac_critic_target(reward, q2, log_probs2, logp2, alpha_d, alpha_c, gamma, terminated)
         q = S.gather_q(self.model.compute_critic(obs, action["continuous"]), action["discrete"])
         critic_loss = S.sac_critic_loss(q, target)
-        # Actor (the continuous part, exact over k) and the two temperatures.
-        q_a = self.model.compute_critic(obs, a)
+        # Actor (the continuous part, exact over k; its gradient reaches the actor through a_c, not the critics'
+        # weights) and the two temperatures.
+        a, logp = self._squashed_sample(obs)
+        q_a = self.model.compute_critic(obs, a, detach_weights=True)
         actor_loss = S.mixed_sac_actor_loss(q_a, logp, alpha_d, alpha_c)
         entropy_d = S.discrete_entropy(S.boltzmann_policy(S.ensemble_min(q_a.detach()), alpha_d)[1])
         alpha_loss = (S.sac_alpha_loss_from_entropy(self.log_alpha[0], entropy_d, target_entropy[0])

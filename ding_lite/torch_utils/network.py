@@ -74,11 +74,18 @@ class EnsembleMLP(nn.Module):
         layers.append(EnsembleLinear(n, dim, out_dim, gain=out_gain))
         self.net = nn.Sequential(*layers)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, detach_weights: bool = False) -> torch.Tensor:
+        """``detach_weights``: the weights as constants, so that a loss on the output sends gradients to ``x`` only
+        (SAC's actor loss through the critics), and no backward time goes to weight gradients nobody wants."""
         if x.dim() == 2:
             x = x.unsqueeze(0).expand(self.n, *x.shape)
         # The layers applied directly (not through nn.Module calls): this runs several times per SAC update, where
         # the per-call overhead of the modules costs more than the small matmuls themselves.
         for layer in self.net:
-            x = torch.baddbmm(layer.bias, x, layer.weight) if isinstance(layer, EnsembleLinear) else layer(x)
+            if isinstance(layer, EnsembleLinear):
+                bias, weight = (layer.bias.detach(), layer.weight.detach()) if detach_weights else \
+                    (layer.bias, layer.weight)
+                x = torch.baddbmm(bias, x, weight)
+            else:
+                x = layer(x)
         return x

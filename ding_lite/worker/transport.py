@@ -93,6 +93,8 @@ class InProcessTransport:
         self.n_sample, self.seed = cfg.policy.collect.n_sample, seed
         self.unroll_len = policy.collect_mode.unroll_len
         self.description = f"{torch.get_num_threads()} torch thread(s), torch_threads={cfg.torch_threads!r}"
+        if cfg.matmul_precision != "highest":
+            self.description += f", matmul_precision={cfg.matmul_precision!r}"
         self._version = 0
         self._pending: List[Arrival] = []
 

@@ -81,3 +81,22 @@ def test_actor_and_critic_parameters_split_the_model(space, actor):
                 p.add_(0.5)
         assert torch.equal(model.compute_critic(obs, action), q)
         assert any(not torch.equal(out[k], model.compute_actor(obs)[k]) for k in out)
+
+
+@pytest.mark.parametrize("space", ["continuous", "mixed"])
+def test_detach_weights_sends_the_gradient_to_the_action_only(space):
+    """SAC's actor loss goes through the critics with detach_weights=True: the same Q, the same gradient on the
+    action as through the live critics, and no gradient on any critic parameter."""
+    model = make(space)
+    obs, action = inputs(space)
+    live_action = action.clone().requires_grad_(True)
+    model.compute_critic(obs, live_action).sum().backward()
+    expected_grad = live_action.grad.clone()
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in model.critic_parameters())
+    model.zero_grad(set_to_none=True)
+    frozen_action = action.clone().requires_grad_(True)
+    q = model.compute_critic(obs, frozen_action, detach_weights=True)
+    assert torch.equal(q, model.compute_critic(obs, action))
+    q.sum().backward()
+    torch.testing.assert_close(frozen_action.grad, expected_grad, rtol=0, atol=0)
+    assert all(p.grad is None for p in model.critic_parameters())

@@ -1,0 +1,178 @@
+"""Where one SAC update's time goes, against the FLOP floor of this machine.
+
+Builds ding_lite's continuous SAC through the real config path (pendulum_sac.py, or --obs/--act for other shapes such
+as HalfCheetah's 17/6) with [H, H] actor and critics, and times on a fixed random batch:
+
+* ``update``: the whole ``_forward_learn`` (what the learner calls), median over --updates;
+* its phases, timed one after the other in a copy of the same steps: ``forward`` (the three losses),
+  ``backward``, ``optimizer`` (the fused Adam step, the alpha clamp and the Polyak update of the target critics);
+* ``collect``: one env step of the serial pipeline's collection (the actor's forward on one observation, the env
+  step, the transition into the buffer) and ``sample``: drawing a batch from the replay buffer.
+
+The FLOPs of one update (forward and backward) are counted by torch's ``FlopCounterMode``; the floor is those FLOPs
+at the dense matmul rate measured here on the update's own shapes (``matmul_gflops``). Writes
+benchmarks/results/sac_update_profile[_<tag>].json.
+
+    python benchmarks/sac_update_profile.py [--hidden 256] [--batch 256] [--threads 1 2] [--obs 3 --act 1]
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from machine import machine_info  # noqa: E402  (benchmarks/machine.py)
+
+
+def build_policy(args: argparse.Namespace, threads: int, extra: dict):
+    from ding_lite.config import read_config_file
+    from ding_lite.entry.build import build, compile_input
+    main, create = read_config_file(os.path.join(ROOT, "dizoo_configs", "pendulum_sac.py"))
+    overrides = {"policy.model.actor_head_hidden_size": args.hidden, "policy.model.critic_head_hidden_size": args.hidden,
+                 "policy.learn.batch_size": args.batch, "env.collector_env_num": 1, "env.evaluator_env_num": 1,
+                 "torch_threads": threads, **extra}
+    if args.obs != 3 or args.act != 1:  # other shapes: the model is given them (the env's are Pendulum's)
+        overrides.update({"policy.model.obs_shape": args.obs, "policy.model.action_shape": args.act})
+        cfg = compile_input((main, create), 0, overrides)
+        from ding_lite.utils import POLICY_REGISTRY
+        cfg.policy.action_space = "continuous"
+        cfg.policy.model.action_space = "continuous"
+        return cfg, POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy), None
+    cfg = compile_input((main, create), 0, overrides)
+    parts = build(cfg, 0)
+    return cfg, parts.policy, parts
+
+
+def random_batch(args: argparse.Namespace) -> dict:
+    g = torch.Generator().manual_seed(0)
+    B = args.batch
+    return {"obs": torch.randn(B, args.obs, generator=g), "next_obs": torch.randn(B, args.obs, generator=g),
+            "action": torch.rand(B, args.act, generator=g) * 2 - 1, "reward": torch.randn(B, generator=g),
+            "terminated": torch.zeros(B, dtype=torch.bool), "truncated": torch.zeros(B, dtype=torch.bool)}
+
+
+def median_ms(fn, n: int) -> float:
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return 1e3 * statistics.median(times)
+
+
+def phases(policy, batch: dict, n: int) -> dict:
+    """The update's steps as in SACPolicy._forward_learn, each timed on its own (median ms)."""
+    from ding_lite.rl_utils import sac as S
+    from ding_lite.torch_utils import polyak_update
+    learn = policy._cfg.learn
+    fwd, bwd, opt = [], [], []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        data = dict(batch, reward=batch["reward"].float(), terminated=batch["terminated"].float())
+        losses = policy._actions.losses(data, policy._alphas(), policy._target_critic, policy._target_entropy)
+        t1 = time.perf_counter()
+        policy._optimizer.zero_grad(set_to_none=True)
+        losses.critic.backward()
+        losses.actor.backward(inputs=policy._actor_params)
+        losses.alpha.backward()
+        t2 = time.perf_counter()
+        policy._optimizer.step()
+        S.clamp_log_alpha_(policy._log_alpha, learn.max_log_alpha)
+        polyak_update(policy._target_params, policy._critic_params, learn.target_theta)
+        t3 = time.perf_counter()
+        fwd.append(t1 - t0), bwd.append(t2 - t1), opt.append(t3 - t2)
+    return {name: round(1e3 * statistics.median(ts), 3) for name, ts in
+            (("forward", fwd), ("backward", bwd), ("optimizer", opt))}
+
+
+def update_flops(policy, batch: dict) -> int:
+    from torch.utils.flop_counter import FlopCounterMode
+    with FlopCounterMode(display=False) as counter:
+        policy._forward_learn(dict(batch))
+    return counter.get_total_flops()
+
+
+def matmul_gflops(args: argparse.Namespace, n: int = 200) -> float:
+    """Dense fp32 rate on the update's largest shapes: (2 critics, B, H) @ (H, H) batched and (2B, H) @ (H, H)."""
+    H, B = args.hidden, args.batch
+    a, w = torch.randn(2, B, H), torch.randn(2, H, H)
+    x, v = torch.randn(2 * B, H), torch.randn(H, H)
+    flops = 2 * (2 * B * H * H) + 2 * (2 * B * H * H)
+    ms = median_ms(lambda: (torch.bmm(a, w), torch.mm(x, v)), n)
+    return flops / (ms * 1e-3) / 1e9
+
+
+def collect_and_sample(policy, parts, args: argparse.Namespace, n: int) -> dict:
+    if parts is None:
+        return {}
+    from ding_lite.data import ReplayBuffer
+    from ding_lite.worker import SampleCollector
+    collector = SampleCollector(parts.collector_env, policy.collect_mode)
+    buffer = ReplayBuffer(dict(replay_buffer_size=100000), seed=0)
+    buffer.push(collector.collect(2 * args.batch, random_action=True), collector.envstep)
+
+    def one_step():
+        buffer.push(collector.collect(1), collector.envstep)
+    return {"collect": round(median_ms(one_step, n), 3),
+            "sample": round(median_ms(lambda: buffer.sample(args.batch, 0), n), 3)}
+
+
+def profile(args: argparse.Namespace, threads: int, extra: dict) -> dict:
+    cfg, policy, parts = build_policy(args, threads, extra)
+    torch.set_num_threads(threads)
+    batch = random_batch(args)
+    for _ in range(20):  # warm up (allocator, compiled kernels)
+        policy._forward_learn(dict(batch))
+    row = {"threads": threads, "update": round(median_ms(lambda: policy._forward_learn(dict(batch)), args.updates), 3)}
+    row.update(phases(policy, batch, args.updates))
+    row.update(collect_and_sample(policy, parts, args, args.updates))
+    flops = update_flops(policy, batch)
+    gflops = matmul_gflops(args)
+    row.update(update_mflop=round(flops / 1e6, 1), matmul_gflops=round(gflops, 1),
+               floor_ms=round(flops / (gflops * 1e9) * 1e3, 3))
+    row["update_over_floor"] = round(row["update"] / row["floor_ms"], 2)
+    if parts is not None:
+        parts.collector_env.close(), parts.evaluator_env.close()
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--obs", type=int, default=3, help="obs dims (3: Pendulum; 17: HalfCheetah)")
+    parser.add_argument("--act", type=int, default=1, help="action dims (1: Pendulum; 6: HalfCheetah)")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--updates", type=int, default=200)
+    parser.add_argument("--set", nargs="*", default=[], help="extra config overrides KEY=VALUE")
+    parser.add_argument("--tag", default="")
+    args = parser.parse_args()
+    extra = {}
+    for item in args.set:
+        key, value = item.split("=", 1)
+        extra[key] = json.loads(value) if value[:1] in "0123456789-[{tf\"n" else value
+    rows = [profile(args, t, extra) for t in args.threads]
+    print(f"SAC update, [{args.hidden}, {args.hidden}] nets, batch {args.batch}, obs {args.obs}, act {args.act} "
+          f"(ms, medians of {args.updates}){' ' + str(extra) if extra else ''}")
+    keys = ["update", "forward", "backward", "optimizer", "collect", "sample", "update_mflop", "matmul_gflops",
+            "floor_ms", "update_over_floor"]
+    print(f"{'threads':>8}" + "".join(f"{k:>18}" for k in keys))
+    for row in rows:
+        print(f"{row['threads']:>8}" + "".join(f"{row.get(k, ''):>18}" for k in keys))
+    name = "sac_update_profile" + (f"_{args.tag}" if args.tag else "")
+    out = {"settings": vars(args), "rows": rows, "machine": machine_info(),
+           "loadavg_1min_after": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d")}
+    path = os.path.join(ROOT, "benchmarks", "results", f"{name}.json")
+    with open(path, "w") as f:
+        json.dump(out, f, indent=2)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""matmul_precision: validated at compile time, applied by every run (learner and parallel workers), and reset by
+the next run that leaves it at 'highest'."""
+import os
+
+import pytest
+import torch
+
+from ding_lite.config import compile_config, read_config_file
+from ding_lite.entry.build import compile_input
+from ding_lite.parallel.roles import WorkerSpec, prepare_worker
+from ding_lite.torch_utils.precision import set_matmul_precision
+from ding_lite.utils import ConfigError
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+
+
+def config(name: str = "pendulum_sac.py"):
+    return read_config_file(os.path.join(REPO, "dizoo_configs", name))
+
+
+@pytest.fixture(autouse=True)
+def _restore_precision():
+    yield
+    torch.set_float32_matmul_precision("highest")
+
+
+def test_default_is_true_float32():
+    assert compile_config(config()).matmul_precision == "highest"
+
+
+@pytest.mark.parametrize("value,message", [("low", r"matmul_precision='low': must be one of 'highest', 'high', "
+                                                   r"'medium'"),
+                                           ("bf16", r"matmul_precision='bf16': must be one of"),
+                                           (1, r"matmul_precision=1: expected str, got int"),
+                                           (None, r"matmul_precision=None: expected str")])
+def test_bad_values_are_refused_naming_the_key(value, message):
+    with pytest.raises(ConfigError, match=message):
+        compile_config(config(), overrides={"matmul_precision": value})
+    with pytest.raises(ValueError, match="matmul_precision"):
+        set_matmul_precision(value)
+
+
+def test_each_run_sets_it_and_a_later_default_run_resets_it():
+    compile_input(config(), 0, {"matmul_precision": "medium"})
+    assert torch.get_float32_matmul_precision() == "medium"
+    compile_input(config(), 0)
+    assert torch.get_float32_matmul_precision() == "highest"
+
+
+def test_parallel_workers_apply_the_learners_setting():
+    cfg = compile_config(config(), overrides={"matmul_precision": "medium"})
+    prepare_worker(WorkerSpec(role="collector", rank=0, cfg=cfg, seed=0))
+    assert torch.get_float32_matmul_precision() == "medium"
