@@ -9,6 +9,11 @@ frames of resets are not counted). The benches, each for N in ``--envs`` (defaul
 - ``base``: the 'base' manager, gymnasium's ``SyncVectorEnv``: every env stepped in this process, one after another.
 - ``subprocess``: the 'subprocess' manager, gymnasium's ``AsyncVectorEnv``: one spawned process per env.
 - ``envpool``: the 'envpool' manager (envpool's C++ envs on ``min(N, cores)`` threads), where envpool is installed.
+- ``collector_base`` and ``collector_envpool``: ding_lite's ``SampleCollector`` with the IMPALA policy of
+  dizoo_configs/pong_impala.py (shared ``nature_conv`` encoder, unroll 20; untrained weights) over the 'base' or
+  'envpool' vector env: the actor's forward on the N frame stacks, the env step, the transition kept as uint8 and the
+  unroll's train sample, as in a serial run's collection; torch threads as ``torch_threads='auto'`` gives a conv
+  policy. Their rows beside ``base`` / ``envpool`` give the share of raw env frames/s the collector keeps.
 
 More benches can be added: ``BENCHES`` maps a name to a function ``(num_envs, seed) -> Bench`` (anything with
 ``chunk() -> env steps made`` and ``close()``), e.g. the collector with a conv policy over one of these vector envs;
@@ -72,13 +77,47 @@ class VectorEnvBench:
         self.env.close()
 
 
-# name -> (num_envs, seed) -> bench. Add a bench here (say, the collector with a conv policy) to add its rows.
+class CollectorBench:
+    """``SampleCollector`` with pong_impala.py's IMPALA policy over the 'manager' vector env; ``chunk`` collects one
+    unroll per env (``unroll_len`` vector steps)."""
+
+    def __init__(self, manager: str, num_envs: int, seed: int) -> None:
+        import torch
+        from ding_lite.config import read_config_file
+        from ding_lite.entry.build import build, compile_input
+        from ding_lite.worker import SampleCollector
+        main, create = read_config_file(os.path.join(ROOT, "dizoo_configs", "pong_impala.py"))
+        create = dict(create, env_manager=dict(type=manager))
+        self._threads = torch.get_num_threads()
+        # keep_freed_memory off: it cannot be undone in this process, and the rows after this one would inherit it.
+        cfg = compile_input((main, create), seed, {"env.collector_env_num": num_envs, "env.evaluator_env_num": 1,
+                                                   "keep_freed_memory": False})
+        self.parts = build(cfg, seed)
+        self.frame_skip = cfg.env.atari.frame_skip
+        self.collector = SampleCollector(self.parts.collector_env, self.parts.policy.collect_mode)
+        self.n_sample = num_envs
+
+    def chunk(self) -> int:
+        before = self.collector.envstep
+        self.collector.collect(self.n_sample)
+        return self.collector.envstep - before
+
+    def close(self) -> None:
+        import torch
+        self.parts.collector_env.close()
+        self.parts.evaluator_env.close()
+        torch.set_num_threads(self._threads)
+
+
+# name -> (num_envs, seed) -> bench.
 BENCHES: Dict[str, Callable[[int, int], Any]] = {
     "base": lambda n, seed: VectorEnvBench("base", n, seed),
     "subprocess": lambda n, seed: VectorEnvBench("subprocess", n, seed),
+    "collector_base": lambda n, seed: CollectorBench("base", n, seed),
 }
 if envpool_available():
     BENCHES["envpool"] = lambda n, seed: VectorEnvBench("envpool", n, seed)
+    BENCHES["collector_envpool"] = lambda n, seed: CollectorBench("envpool", n, seed)
 
 
 def cpu_ticks() -> Optional[tuple]:
@@ -140,7 +179,7 @@ def main() -> None:
     args = parser.parse_args()
 
     runs: Dict[tuple, List[Dict[str, Any]]] = {(name, n): [] for name in args.benches for n in args.envs}
-    print(f"{'bench':<12} {'envs':>4} {'env steps/s':>12} {'frames/s':>10} {'per env':>9}  other load (niced)")
+    print(f"{'bench':<18} {'envs':>4} {'env steps/s':>12} {'frames/s':>10} {'per env':>9}  other load (niced)")
     for repeat in range(args.repeats):
         for name, n in runs:
             bench = BENCHES[name](n, args.seed + repeat)
@@ -155,7 +194,7 @@ def main() -> None:
                                       frame_skip=frame_skip, background_cpu_share=load))
             flag = "" if load["normal"] is None or load["normal"] < 0.25 else "  (busy machine)"
             load_text = "n/a" if load["normal"] is None else f"{load['normal']:.0%} ({load['niced']:.0%})"
-            print(f"{name:<12} {n:>4} {steps_per_s:>12,.0f} {steps_per_s * frame_skip:>10,.0f} "
+            print(f"{name:<18} {n:>4} {steps_per_s:>12,.0f} {steps_per_s * frame_skip:>10,.0f} "
                   f"{steps_per_s * frame_skip / n:>9,.0f}  {load_text}{flag}", flush=True)
     rows = []
     for (name, n), row_runs in runs.items():
@@ -169,10 +208,10 @@ def main() -> None:
     for stat in ("max", "median"):
         print(f"\n{'best' if stat == 'max' else 'median'} of {args.repeats} runs, ALE frames/s (env steps x frame "
               f"skip):")
-        print(f"{'bench':<12}" + "".join(f"{f'N={n}':>10}" for n in sizes))
+        print(f"{'bench':<18}" + "".join(f"{f'N={n}':>10}" for n in sizes))
         for name in args.benches:
             cells = {row["num_envs"]: row[f"{stat}_frames_per_s"] for row in rows if row["bench"] == name}
-            print(f"{name:<12}" + "".join(f"{cells[n]:>10,.0f}" for n in sizes))
+            print(f"{name:<18}" + "".join(f"{cells[n]:>10,.0f}" for n in sizes))
     atomic_write_json({"env_id": ENV_ID, "what": "ALE frames/s = env steps/s x frame_skip; random actions; default "
                        "env.atari (collector envs)", "seconds_per_run": args.seconds, "repeats": args.repeats,
                        "machine": machine_info(), "rows": rows}, args.out)

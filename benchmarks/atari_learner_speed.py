@@ -20,7 +20,6 @@ Run from the repository root: ``python benchmarks/atari_learner_speed.py`` (opti
 Takes about 4 minutes on a 2-core CPU (the IMPALA ResNet is about 6x the multiply-adds of the Nature conv).
 """
 import argparse
-import ctypes
 import multiprocessing
 import os
 import platform
@@ -37,6 +36,7 @@ sys.path.insert(0, ROOT)
 from ding_lite.config import compile_config  # noqa: E402
 from ding_lite.data import ReplayBuffer  # noqa: E402
 from ding_lite.policy import IMPALAPolicy  # noqa: E402
+from ding_lite.torch_utils.malloc import keep_freed_memory  # noqa: E402
 from ding_lite.utils.file_io import atomic_write_json  # noqa: E402
 
 OBS = [4, 84, 84]
@@ -70,20 +70,10 @@ def fill_buffer(policy: IMPALAPolicy) -> ReplayBuffer:
     return buffer
 
 
-def keep_malloc_heap() -> bool:
-    """glibc: serve every allocation from the heap and never trim it, so freed activations are reused as they are."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:
-        return False
-    m_trim_threshold, m_mmap_max = -1, -4
-    return bool(libc.mallopt(m_mmap_max, 0)) and bool(libc.mallopt(m_trim_threshold, 2 ** 31 - 1))
-
-
 def bench(encoder: str, device: str, threads: int, min_seconds: float, min_updates: int, warmup: int,
           malloc_heap: bool = False) -> Dict[str, object]:
     """One setting; ``main`` runs each in a fresh process."""
-    if malloc_heap and not keep_malloc_heap():
+    if malloc_heap and not keep_freed_memory():
         return {"encoder": encoder, "device": device, "threads": threads, "malloc_heap": "unavailable"}
     torch.set_num_threads(threads)
     policy = make_policy(encoder, device == "cuda")

@@ -1,15 +1,18 @@
-"""ding_lite's SAC vs Stable-Baselines3's SAC on Pendulum-v1: env steps per second at one gradient step per env step.
+"""ding_lite's SAC vs Stable-Baselines3's SAC: env steps per second at one gradient step per env step.
 
-Same run, same machine, same networks (actor and critics [H, H], 2 critics), batch size, learning rates and warm-up;
-no evaluation inside the timed span for either. Two rows: "defaults", each library with the thread count a user gets
-(ding_lite's torch_threads='auto', SB3 with torch's default, one thread per core), and "equal threads", both pinned to
---threads. The rate is measured as the difference
+On Pendulum-v1 (default) or --env HalfCheetah-v5 (MuJoCo: pip install "gymnasium[mujoco]"). Same run, same machine,
+same networks (actor and critics [H, H], 2 critics), batch size, learning rates and warm-up; no evaluation inside the
+timed span for either. Rows: "defaults", each library with the thread count a user gets (ding_lite's
+torch_threads='auto', SB3 with torch's default, one thread per core); "equal threads", both pinned to --threads;
+and "medium matmuls", the defaults row with ding_lite's matmul_precision='medium' (bfloat16 inputs inside float32
+matmuls where the CPU has them; SB3 as in "defaults", in true float32). The rate is measured as the difference
 of two runs of different lengths, (N2 - N1) / (t2 - t1), so start-up, warm-up and the final checkpoint cancel out.
 It is reported for wall time and for this process's CPU time (with one torch thread, the CPU-time rate is what an
 idle machine would show; the wall-time rate drops when other processes compete for the cores).
-Needs the extra `bench` (stable-baselines3). Writes benchmarks/results/sac_speed.json.
+Needs the extra `bench` (stable-baselines3). Writes benchmarks/results/sac_speed[_<env>][_<hidden>].json.
 
-    python benchmarks/sac_speed.py [--hidden 64] [--batch 256] [--steps 1500 4500] [--threads 1] [--output FILE]
+    python benchmarks/sac_speed.py [--env Pendulum-v1] [--hidden 64] [--batch 256] [--steps 1500 4500] [--threads 1]
+                                   [--rows defaults equal_threads medium_matmuls] [--output FILE]
 """
 import argparse
 import json
@@ -24,12 +27,14 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 TORCH_DEFAULT_THREADS = torch.get_num_threads()  # what a user's process starts with (one per core)
+CONFIGS = {"Pendulum-v1": "pendulum_sac.py", "HalfCheetah-v5": "halfcheetah_sac.py"}  # ding_lite's config per env
 
 
-def ding_lite_run(steps: int, args: argparse.Namespace, workdir: str, tag: str, threads) -> float:
+def ding_lite_run(steps: int, args: argparse.Namespace, workdir: str, tag: str, threads,
+                  precision: str = "highest") -> float:
     from ding_lite.config import read_config_file
     from ding_lite.entry import serial_pipeline
-    cfg = read_config_file(os.path.join(ROOT, "dizoo_configs", "pendulum_sac.py"))
+    cfg = read_config_file(os.path.join(ROOT, "dizoo_configs", CONFIGS[args.env]))
     overrides = [
         f"policy.model.actor_head_hidden_size={args.hidden}", f"policy.model.critic_head_hidden_size={args.hidden}",
         "policy.model.actor_head_layer_num=2", "policy.model.critic_head_layer_num=2", "policy.model.num_critics=2",
@@ -37,6 +42,8 @@ def ding_lite_run(steps: int, args: argparse.Namespace, workdir: str, tag: str, 
         f"policy.random_collect_size={args.warmup}", "env.collector_env_num=1", "env.stop_value=None",
         "env.evaluator_env_num=1", "env.n_evaluator_episode=1", "policy.eval.evaluator.eval_freq=1000000000",
         "policy.learn.learner.hook.save_ckpt_after_iter=0", f"torch_threads={threads}",
+        f"matmul_precision={precision}", "policy.learn.learning_rate_q=1e-3", "policy.learn.learning_rate_policy=1e-3",
+        "policy.learn.learning_rate_alpha=1e-3", "policy.learn.target_theta=0.005",
     ]
     cwd = os.getcwd()
     os.chdir(workdir)
@@ -52,7 +59,7 @@ def sb3_run(steps: int, args: argparse.Namespace, threads: int) -> float:
     import gymnasium as gym
     from stable_baselines3 import SAC
     torch.set_num_threads(threads)
-    env = gym.make("Pendulum-v1")
+    env = gym.make(args.env)
     start, cpu = time.perf_counter(), time.process_time()
     model = SAC("MlpPolicy", env, learning_rate=1e-3, buffer_size=100_000, learning_starts=args.warmup,
                 batch_size=args.batch, tau=0.005, gamma=0.99, train_freq=1, gradient_steps=1, seed=0, device="cpu",
@@ -70,14 +77,17 @@ def rate(run, n1: int, n2: int) -> dict:
             "env_steps_per_cpu_s": round((n2 - n1) / (c2 - c1), 1)}
 
 
-def compare(args: argparse.Namespace, ding_threads, sb3_threads: int) -> dict:
+def compare(args: argparse.Namespace, ding_threads, sb3_threads: int, precision: str = "highest") -> dict:
     """Both libraries' rates (and their ratio) with the given thread settings."""
     n1, n2 = args.steps
     row = {}
     with tempfile.TemporaryDirectory() as workdir:
         counter = iter(range(100))
-        row["ding_lite"] = rate(lambda n: ding_lite_run(n, args, workdir, f"bench{next(counter)}", ding_threads), n1, n2)
+        row["ding_lite"] = rate(lambda n: ding_lite_run(n, args, workdir, f"bench{next(counter)}", ding_threads,
+                                                        precision), n1, n2)
         row["ding_lite"]["threads"] = torch.get_num_threads()  # what 'auto' resolved to
+        row["ding_lite"]["matmul_precision"] = precision
+        torch.set_float32_matmul_precision("highest")  # SB3 in torch's default precision
     row["stable_baselines3"] = rate(lambda n: sb3_run(n, args, sb3_threads), n1, n2)
     row["stable_baselines3"]["threads"] = sb3_threads
     row["ratio_ding_lite_over_sb3"] = round(row["ding_lite"]["env_steps_per_s"]
@@ -88,23 +98,37 @@ def compare(args: argparse.Namespace, ding_threads, sb3_threads: int) -> dict:
     return row
 
 
+# row -> (ding_lite's torch_threads, SB3's threads, ding_lite's matmul_precision)
+ROWS = {"defaults": lambda args: ("auto", TORCH_DEFAULT_THREADS, "highest"),
+        "equal_threads": lambda args: (args.threads, args.threads, "highest"),
+        "medium_matmuls": lambda args: ("auto", TORCH_DEFAULT_THREADS, "medium")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", default="Pendulum-v1", choices=sorted(CONFIGS))
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--steps", type=int, nargs=2, default=[1500, 4500])
     parser.add_argument("--threads", type=int, default=1, help="the thread count of the 'equal threads' row")
-    parser.add_argument("--output", default=os.path.join(ROOT, "benchmarks", "results", "sac_speed.json"))
+    parser.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS))
+    parser.add_argument("--output", default=None)
     args = parser.parse_args()
-    rows = {"defaults": compare(args, "auto", TORCH_DEFAULT_THREADS),
-            "equal_threads": compare(args, args.threads, args.threads)}
+    if args.output is None:
+        name = "sac_speed" + ("" if args.env == "Pendulum-v1" else "_" + args.env.split("-")[0].lower())
+        name += "" if args.hidden == 64 else f"_{args.hidden}"
+        args.output = os.path.join(ROOT, "benchmarks", "results", f"{name}.json")
+    rows = {}
+    for row in args.rows:
+        ding_threads, sb3_threads, precision = ROWS[row](args)
+        rows[row] = compare(args, ding_threads, sb3_threads, precision)
     import stable_baselines3
     out = {"settings": vars(args), "rows": rows, "loadavg_1min_after": os.getloadavg()[0],
            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__,
                        "torch_default_threads": TORCH_DEFAULT_THREADS,
                        "stable_baselines3": stable_baselines3.__version__}, "date": time.strftime("%Y-%m-%d")}
-    print(f"\nPendulum-v1, SAC, 1 update per env step, [{args.hidden}, {args.hidden}] nets, batch {args.batch}; "
+    print(f"\n{args.env}, SAC, 1 update per env step, [{args.hidden}, {args.hidden}] nets, batch {args.batch}; "
           f"env steps/s (threads):")
     print(f"{'':16}{'ding_lite':>16}{'SB3':>16}{'ratio (wall)':>14}{'ratio (CPU)':>13}")
     for name, row in rows.items():

@@ -10,10 +10,14 @@ as HalfCheetah's 17/6) with [H, H] actor and critics, and times on a fixed rando
   step, the transition into the buffer) and ``sample``: drawing a batch from the replay buffer.
 
 The FLOPs of one update (forward and backward) are counted by torch's ``FlopCounterMode``; the floor is those FLOPs
-at the dense matmul rate measured here on the update's own shapes (``matmul_gflops``). Writes
+at the dense matmul rate measured here on the update's own shapes (``matmul_gflops``).
+
+``--levers`` adds rows at the highest thread count, each changing one thing: ``foreach_adam`` (torch's multi-tensor
+Adam instead of the fused one ding_lite uses), ``compiled`` (``torch.compile`` of the losses' forward; its first
+update, compilation included, is ``compile_s``) and ``medium_matmuls`` (``matmul_precision='medium'``). Writes
 benchmarks/results/sac_update_profile[_<tag>].json.
 
-    python benchmarks/sac_update_profile.py [--hidden 256] [--batch 256] [--threads 1 2] [--obs 3 --act 1]
+    python benchmarks/sac_update_profile.py [--hidden 256] [--batch 256] [--threads 1 2] [--obs 3 --act 1] [--levers]
 """
 import argparse
 import json
@@ -69,7 +73,7 @@ def median_ms(fn, n: int) -> float:
 def phases(policy, batch: dict, n: int) -> dict:
     """The update's steps as in SACPolicy._forward_learn, each timed on its own (median ms)."""
     from ding_lite.rl_utils import sac as S
-    from ding_lite.torch_utils import polyak_update
+    from ding_lite.torch_utils import grad_norm, polyak_update
     learn = policy._cfg.learn
     fwd, bwd, opt = [], [], []
     for _ in range(n):
@@ -78,9 +82,8 @@ def phases(policy, batch: dict, n: int) -> dict:
         losses = policy._actions.losses(data, policy._alphas(), policy._target_critic, policy._target_entropy)
         t1 = time.perf_counter()
         policy._optimizer.zero_grad(set_to_none=True)
-        losses.critic.backward()
-        losses.actor.backward(inputs=policy._actor_params)
-        losses.alpha.backward()
+        (losses.critic + losses.actor + losses.alpha).backward()
+        grad_norm(policy._trained_params)
         t2 = time.perf_counter()
         policy._optimizer.step()
         S.clamp_log_alpha_(policy._log_alpha, learn.max_log_alpha)
@@ -123,14 +126,31 @@ def collect_and_sample(policy, parts, args: argparse.Namespace, n: int) -> dict:
             "sample": round(median_ms(lambda: buffer.sample(args.batch, 0), n), 3)}
 
 
-def profile(args: argparse.Namespace, threads: int, extra: dict) -> dict:
+def apply_lever(policy, lever: str, batch: dict) -> dict:
+    """Change one thing in a built policy (see the module doc); what it cost up front."""
+    if lever == "foreach_adam":
+        groups = [{k: v for k, v in g.items() if k == "params" or k == "lr"} for g in policy._optimizer.param_groups]
+        policy._optimizer = torch.optim.Adam(groups, foreach=True)
+    elif lever == "compiled":
+        policy._actions.losses = torch.compile(policy._actions.losses)
+        start = time.perf_counter()
+        policy._forward_learn(dict(batch))
+        return {"compile_s": round(time.perf_counter() - start, 2)}
+    return {}
+
+
+def profile(args: argparse.Namespace, threads: int, extra: dict, lever: str = "") -> dict:
+    if lever == "medium_matmuls":
+        extra = dict(extra, matmul_precision="medium")
     cfg, policy, parts = build_policy(args, threads, extra)
     torch.set_num_threads(threads)
     batch = random_batch(args)
+    row = {"threads": threads, "lever": lever or "-", **apply_lever(policy, lever, batch)}
     for _ in range(20):  # warm up (allocator, compiled kernels)
         policy._forward_learn(dict(batch))
-    row = {"threads": threads, "update": round(median_ms(lambda: policy._forward_learn(dict(batch)), args.updates), 3)}
-    row.update(phases(policy, batch, args.updates))
+    row["update"] = round(median_ms(lambda: policy._forward_learn(dict(batch)), args.updates), 3)
+    if lever != "compiled":  # the phases re-run the eager losses
+        row.update(phases(policy, batch, args.updates))
     row.update(collect_and_sample(policy, parts, args, args.updates))
     flops = update_flops(policy, batch)
     gflops = matmul_gflops(args)
@@ -151,6 +171,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--updates", type=int, default=200)
     parser.add_argument("--set", nargs="*", default=[], help="extra config overrides KEY=VALUE")
+    parser.add_argument("--levers", action="store_true")
     parser.add_argument("--tag", default="")
     args = parser.parse_args()
     extra = {}
@@ -158,13 +179,17 @@ def main() -> None:
         key, value = item.split("=", 1)
         extra[key] = json.loads(value) if value[:1] in "0123456789-[{tf\"n" else value
     rows = [profile(args, t, extra) for t in args.threads]
+    if args.levers:
+        rows += [profile(args, max(args.threads), extra, lever)
+                 for lever in ("foreach_adam", "compiled", "medium_matmuls")]
     print(f"SAC update, [{args.hidden}, {args.hidden}] nets, batch {args.batch}, obs {args.obs}, act {args.act} "
           f"(ms, medians of {args.updates}){' ' + str(extra) if extra else ''}")
     keys = ["update", "forward", "backward", "optimizer", "collect", "sample", "update_mflop", "matmul_gflops",
-            "floor_ms", "update_over_floor"]
-    print(f"{'threads':>8}" + "".join(f"{k:>18}" for k in keys))
+            "floor_ms", "update_over_floor"]  # floor_ms at this row's own matmul rate
+    print(f"{'threads':>8}{'lever':>16}" + "".join(f"{k:>11}" for k in keys) + f"{'compile_s':>11}")
     for row in rows:
-        print(f"{row['threads']:>8}" + "".join(f"{row.get(k, ''):>18}" for k in keys))
+        print(f"{row['threads']:>8}{row['lever']:>16}" + "".join(f"{row.get(k, ''):>11}" for k in keys)
+              + f"{row.get('compile_s', ''):>11}")
     name = "sac_update_profile" + (f"_{args.tag}" if args.tag else "")
     out = {"settings": vars(args), "rows": rows, "machine": machine_info(),
            "loadavg_1min_after": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d")}

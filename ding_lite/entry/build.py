@@ -1,4 +1,5 @@
 """Turning a compiled config into live components: envs, the policy (with env-derived model shapes), the buffer."""
+import warnings
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple, Union
 
@@ -9,6 +10,7 @@ from easydict import EasyDict
 from ding_lite.config import compile_config
 from ding_lite.envs import EnvSpec, env_factory, make_vector_env
 from ding_lite.policy import Policy
+from ding_lite.torch_utils.malloc import keep_freed_memory
 from ding_lite.torch_utils.precision import set_matmul_precision
 from ding_lite.torch_utils.threads import auto_threads, available_cores
 from ding_lite.utils.seed import EVAL_SEED_OFFSET
@@ -78,6 +80,8 @@ def compile_input(input_cfg: ConfigInput, seed: Optional[int], overrides=None, e
     cfg = compile_config(input_cfg, overrides=overrides, seed=seed, exp_name=exp_name)
     torch.set_num_threads(torch_threads(cfg, available_cores()))
     set_matmul_precision(cfg.matmul_precision)
+    if cfg.keep_freed_memory and not keep_freed_memory():
+        warnings.warn("keep_freed_memory=True has no effect here: the C library is not glibc (no mallopt)")
     return cfg
 
 

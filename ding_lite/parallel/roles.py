@@ -20,6 +20,7 @@ import torch
 from easydict import EasyDict
 
 from ding_lite.torch_utils import tree_map
+from ding_lite.torch_utils.malloc import keep_freed_memory
 from ding_lite.torch_utils.precision import set_matmul_precision
 from ding_lite.torch_utils.threads import worker_threads
 
@@ -78,6 +79,8 @@ def prepare_worker(spec: WorkerSpec) -> None:
         import_modules(names, where)
     torch.set_num_threads(worker_threads(spec.cfg.torch_threads))
     set_matmul_precision(spec.cfg.matmul_precision)
+    if spec.cfg.keep_freed_memory:
+        keep_freed_memory()
     set_seed(spec.seed)
 
 

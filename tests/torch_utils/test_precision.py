@@ -19,9 +19,11 @@ def config(name: str = "pendulum_sac.py"):
 
 
 @pytest.fixture(autouse=True)
-def _restore_precision():
+def _restore_precision_and_threads():
+    threads = torch.get_num_threads()  # prepare_worker pins a worker's threads
     yield
     torch.set_float32_matmul_precision("highest")
+    torch.set_num_threads(threads)
 
 
 def test_default_is_true_float32():

@@ -1,0 +1,28 @@
+"""The top-level config key ``keep_freed_memory``: glibc's malloc keeps freed memory in the process for reuse.
+
+By default glibc serves each allocation over its mmap threshold (128 kB, raised dynamically up to 32 MB) with fresh
+pages from the kernel, and gives them back when freed. A learner update on pixels allocates and frees activations of
+tens to hundreds of MB (the float copy of 672 uint8 Atari frame stacks alone is 76 MB), so every update asks the
+kernel for new pages, which it zero-fills on first touch: on the 2-core VM that system time was about half of an
+IMPALA ``nature_conv`` update (benchmarks/atari_learner_speed.py: 2.69 -> 4.77 updates/s on 2 threads with it on).
+
+On, every allocation comes from the heap (no mmap'd chunks) and the heap is never trimmed, the same as starting the
+process with ``MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=2147483647``. The cost: the process keeps its peak
+memory until it exits. It cannot be turned back off in the same process (a later run there keeps it), and it does
+nothing where the C library is not glibc (``keep_freed_memory`` then returns False and the run says so).
+"""
+import ctypes
+import ctypes.util
+
+_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4  # glibc's mallopt parameters (malloc.h)
+_MAX_INT = 2 ** 31 - 1
+
+
+def keep_freed_memory() -> bool:
+    """Make glibc serve every allocation from the heap and never trim it; False where that is not possible."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(_M_MMAP_MAX, 0)) and bool(mallopt(_M_TRIM_THRESHOLD, _MAX_INT))
