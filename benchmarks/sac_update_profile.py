@@ -186,9 +186,9 @@ def main() -> None:
           f"(ms, medians of {args.updates}){' ' + str(extra) if extra else ''}")
     keys = ["update", "forward", "backward", "optimizer", "collect", "sample", "update_mflop", "matmul_gflops",
             "floor_ms", "update_over_floor"]  # floor_ms at this row's own matmul rate
-    print(f"{'threads':>8}{'lever':>16}" + "".join(f"{k:>11}" for k in keys) + f"{'compile_s':>11}")
+    print(f"{'threads':>8}{'lever':>16}" + "".join(f"{k:>18}" for k in keys) + f"{'compile_s':>11}")
     for row in rows:
-        print(f"{row['threads']:>8}{row['lever']:>16}" + "".join(f"{row.get(k, ''):>11}" for k in keys)
+        print(f"{row['threads']:>8}{row['lever']:>16}" + "".join(f"{row.get(k, ''):>18}" for k in keys)
               + f"{row.get('compile_s', ''):>11}")
     name = "sac_update_profile" + (f"_{args.tag}" if args.tag else "")
     out = {"settings": vars(args), "rows": rows, "machine": machine_info(),
