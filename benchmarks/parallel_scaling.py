@@ -119,9 +119,9 @@ def summarise(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
     """Medians per mode over seeds and repeats, and parallel/serial ratios of env steps/s."""
     per_mode = {m: {f"{section}_{key}": median_of([r for r in rows if r["mode"] == m], section, key)
                     for section in ("e2e", "steady") for key in ("env_step_per_s", "train_iter_per_s")}
-                for m in MODES}
+                for m in MODES if any(r["mode"] == m for r in rows)}
     ratios = {}
-    for m in ("parallel1", "parallel2"):
+    for m in (m for m in ("parallel1", "parallel2") if m in per_mode and "serial" in per_mode):
         for section in ("steady", "e2e"):
             base, value = per_mode["serial"][f"{section}_env_step_per_s"], per_mode[m][f"{section}_env_step_per_s"]
             ratios[f"{m}/serial_{section}_env_step_per_s"] = round(value / base, 2) if base and value else None
