@@ -76,7 +76,7 @@ def build_buffer(cfg: EasyDict, seed: int):
 
 def compile_input(input_cfg: ConfigInput, seed: Optional[int], overrides=None, exp_name: Optional[str] = None) -> EasyDict:
     """Compile main_config or (main_config, create_config) for one seed; ``torch_threads`` (for 'auto', as for a
-    learner with every core this process may use) and ``matmul_precision`` take effect here."""
+    learner with every core this process may use), ``matmul_precision`` and ``keep_freed_memory`` take effect here."""
     cfg = compile_config(input_cfg, overrides=overrides, seed=seed, exp_name=exp_name)
     torch.set_num_threads(torch_threads(cfg, available_cores()))
     set_matmul_precision(cfg.matmul_precision)
