@@ -5,8 +5,10 @@ reward clipping for the collector only, so evaluation returns are true game scor
 encoder is shared by actor and critic, as in the IMPALA paper's shallow model.
 
 Run it:  ding_lite -m serial -c dizoo_configs/pong_impala.py -s 0
+         ding_lite -m serial -c dizoo_configs/pong_impala.py -s 0 --set env.manager.type=envpool \
+             --set env.manager.num_threads=2                                (envpool's faster envs, if installed)
          ding_lite -m parallel -c dizoo_configs/pong_impala.py -s 0      (1 collector on 2 cores)
-See docs/atari.md for what it reaches in how many frames on this machine.
+See docs/atari.md for what it reaches in how many frames on this machine (measured with the envpool line).
 """
 main_config = dict(
     exp_name="pong_impala",
@@ -15,7 +17,7 @@ main_config = dict(
     keep_freed_memory=True,
     env=dict(
         env_id="ALE/Pong-v5",
-        collector_env_num=8,
+        collector_env_num=16,
         evaluator_env_num=2,
         n_evaluator_episode=2,
         stop_value=20,
@@ -25,22 +27,22 @@ main_config = dict(
         unroll_len=20,
         model=dict(encoder_type="nature_conv", share_encoder=True),
         learn=dict(
-            # 2 updates of 16 unrolls per 16 new unrolls: each unroll is replayed about twice (max_use 4 caps it),
-            # which halves the collection the learner waits for on a CPU; V-trace corrects for the staleness.
+            # 2 updates of 32 unrolls per 32 new unrolls: each unroll is used twice (max_use 2), which halves the
+            # collection the learner waits for on a CPU; V-trace corrects for the staleness.
             update_per_collect=2,
-            batch_size=16,
-            learning_rate=0.0005,
+            batch_size=32,
+            learning_rate=0.0003,
             value_weight=0.5,
             entropy_weight=0.01,
             discount_factor=0.99,
-            lambda_=1.0,
+            lambda_=0.95,
             grad_clip_type="clip_norm",
-            clip_value=40.0,
+            clip_value=0.5,
             learner=dict(hook=dict(log_show_after_iter=100, save_ckpt_after_iter=2000)),
         ),
-        collect=dict(n_sample=16),
+        collect=dict(n_sample=32),
         eval=dict(evaluator=dict(eval_freq=500)),
-        other=dict(replay_buffer=dict(replay_buffer_size=2000, max_use=4)),
+        other=dict(replay_buffer=dict(replay_buffer_size=2000, max_use=2)),
     ),
 )
 create_config = dict(env=dict(type="gym"), env_manager=dict(type="base"), policy=dict(type="impala"))
