@@ -1,4 +1,4 @@
-"""Every shipped config in dizoo_configs/ compiles, and the Atari one trains end to end on a real ALE game."""
+"""Every shipped config in dizoo_configs/ compiles, and the Atari ones train end to end on their real ALE game."""
 import glob
 import json
 import os
@@ -13,7 +13,7 @@ CONFIGS = sorted(glob.glob(os.path.join(REPO, "dizoo_configs", "*.py")))
 
 def test_the_shipped_configs_are_all_checked():
     names = {os.path.basename(path) for path in CONFIGS}
-    assert {"cartpole_impala.py", "pendulum_sac.py", "pong_impala.py"} <= names
+    assert {"cartpole_impala.py", "pendulum_sac.py", "pong_impala.py", "pong_acer.py", "breakout_impala.py"} <= names
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[os.path.basename(p) for p in CONFIGS])
@@ -24,20 +24,33 @@ def test_shipped_config_compiles(path):
     assert cfg.exp_name and cfg.policy.type in ("impala", "acer", "sac", "discrete_sac")
 
 
-def test_pong_impala_trains_on_uint8_frames_end_to_end(tmp_path, monkeypatch):
-    """A few updates of the shipped Pong config, shrunk: real ALE frames through the conv encoder, stored as uint8,
+# config -> (policy type, env id, the range of a game score over at most 60 agent steps (240 frames)).
+ATARI_CONFIGS = {
+    "pong_impala": ("impala", "ALE/Pong-v5", (-21, 21)),
+    "pong_acer": ("acer", "ALE/Pong-v5", (-21, 21)),
+    "breakout_impala": ("impala", "ALE/Breakout-v5", (0, 432)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ATARI_CONFIGS))
+def test_atari_config_trains_on_uint8_frames_end_to_end(name, tmp_path, monkeypatch):
+    """A few updates of a shipped Atari config, shrunk: real ALE frames through the conv encoder, stored as uint8,
     evaluated on the true (unclipped) score."""
     pytest.importorskip("ale_py")
     from ding_lite.entry import serial_pipeline
 
+    policy_type, env_id, (low, high) = ATARI_CONFIGS[name]
     monkeypatch.chdir(tmp_path)
     small = {"env.collector_env_num": 2, "env.evaluator_env_num": 1, "env.n_evaluator_episode": 1,
              "env.max_episode_steps": 60, "policy.collect.n_sample": 2, "policy.learn.batch_size": 2,
              "policy.unroll_len": 5, "policy.eval.evaluator.eval_freq": 4, "torch_threads": 1}
-    policy = serial_pipeline(read_config_file(os.path.join(REPO, "dizoo_configs", "pong_impala.py")), seed=0,
+    policy = serial_pipeline(read_config_file(os.path.join(REPO, "dizoo_configs", f"{name}.py")), seed=0,
                              max_train_iter=6, overrides=small, quiet=True)
-    assert policy.cfg.model.obs_shape == [4, 84, 84] and policy.cfg.model.encoder_type == "nature_conv"
-    with open(tmp_path / "pong_impala_seed0" / "result.json") as f:
+    assert policy.cfg.type == policy_type and policy.cfg.model.encoder_type == "nature_conv"
+    assert policy.cfg.model.obs_shape == [4, 84, 84]
+    with open(tmp_path / f"{name}_seed0" / "total_config.py") as f:
+        assert repr(env_id) in f.read()
+    with open(tmp_path / f"{name}_seed0" / "result.json") as f:
         result = json.load(f)
     assert result["train_iter"] == 6 and result["stop_reason"] == "max_train_iter"
-    assert -21 <= result["final_return"] <= 21  # a game score over at most 60 agent steps (240 frames)
+    assert low <= result["final_return"] <= high
