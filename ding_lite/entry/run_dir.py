@@ -14,7 +14,7 @@ import time
 from typing import Any, Dict, List, Tuple
 
 from ding_lite.utils import RunLockedError, UserError
-from ding_lite.utils.file_io import current_umask, io_error
+from ding_lite.utils.file_io import current_umask, io_error, remove_temp_files
 from ding_lite.worker import load_checkpoint
 
 LOCK_NAME = ".lock"
@@ -202,6 +202,10 @@ def acquire_run_dir(run_dir: str, resume: bool) -> RunDirLock:
         check_run_dir(run_dir, resume, probe_lock=False)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        if resume:  # under the lock no live writer is left: a temporary file here is a killed run's half write
+            for path in remove_temp_files(run_dir):
+                print(f"ding_lite: --resume: removed {path}, a write the previous run was killed in the middle of "
+                      f"(the file it was replacing is intact)", file=sys.stderr, flush=True)
     except OSError as err:
         lock.release(remove_if_unused=True)
         raise io_error(err, "write the lock file", lock.path) from None

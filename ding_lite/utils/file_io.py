@@ -7,11 +7,13 @@ directory) leaves the previous file intact and raises ``RunIOError`` naming the 
 import json
 import os
 import tempfile
-from typing import Any, Callable, IO
+from typing import Any, Callable, IO, List
 
 import torch
 
 from .errors import RunIOError
+
+TEMP_PREFIX = ".tmp_"  # an atomic write's file before its rename; one a killed process left behind is never read
 
 
 def current_umask() -> int:
@@ -40,7 +42,7 @@ def _atomic_write(path: str, write: Callable[[IO[bytes]], None], what: str = "wr
     tmp = None
     try:
         os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=os.path.basename(path), dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=os.path.basename(path), dir=directory)
         os.chmod(tmp, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as f:
             write(f)
@@ -71,3 +73,22 @@ def atomic_write_text(text: str, path: str) -> None:
 def atomic_write_json(obj: Any, path: str) -> None:
     """Write ``obj`` as indented JSON to ``path`` atomically."""
     atomic_write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n", path)
+
+
+def remove_temp_files(directory: str) -> List[str]:
+    """Delete the temporary files of atomic writes under ``directory`` (any depth) and return their paths.
+
+    A process killed mid-write (SIGKILL, OOM) cannot clean up its temporary file; the file it was replacing is intact.
+    Call this only while no live process writes under ``directory`` (e.g. holding the run directory's lock).
+    """
+    removed = []
+    for root, _, files in os.walk(directory):
+        for name in files:
+            if name.startswith(TEMP_PREFIX):
+                path = os.path.join(root, name)
+                try:
+                    os.remove(path)
+                    removed.append(path)
+                except OSError:  # gone already, or not ours to remove: harmless either way, as nothing reads it
+                    pass
+    return sorted(removed)

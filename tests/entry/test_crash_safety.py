@@ -92,7 +92,7 @@ def test_sigkill_mid_training_then_resume_loses_at_most_one_interval(tmp_path, c
     else:
         age = killed_at - os.path.getmtime(run / "ckpt" / "ckpt_last.pth.tar")
         assert age < 0.5 + 1.0, f"ckpt_last was {age:.1f} s old at the kill"  # the interval + one collect/update
-    assert not [f for f in os.listdir(run / "ckpt") if f.startswith(".tmp")], "a temporary file was left behind"
+    # a kill that lands inside a checkpoint write leaves its temporary file: --resume removes it
 
     # --resume takes the most advanced checkpoint: ckpt_last, unless an evaluation after it saved a new ckpt_best
     counters = {name: load_ckpt(run / "ckpt" / name)["counters"] for name in ("ckpt_last.pth.tar", "ckpt_best.pth.tar")}
@@ -110,6 +110,11 @@ def test_sigkill_mid_training_then_resume_loses_at_most_one_interval(tmp_path, c
     # TensorBoard: the resumed writers mark their start at the checkpoint's steps, hiding the killed run's later events
     assert session_starts(event_files(run, "train_iter")[-1]) == [start["train_iter"]]
     assert session_starts(event_files(run)[-1]) == [start["env_step"]]
+    assert not _temp_files(run), "a temporary file was left behind"
+
+
+def _temp_files(run) -> list:
+    return [os.path.join(root, n) for root, _, names in os.walk(run) for n in names if n.startswith(".tmp_")]
 
 
 def test_parallel_learner_sigkill_then_resume(tmp_path, cli, monkeypatch):
@@ -157,6 +162,24 @@ def test_resume_skips_a_truncated_ckpt_last_and_says_which_it_takes(cli, finishe
     assert "skipped ckpt_last.pth.tar" in res.stderr and "truncated" in res.stderr
     assert f"resuming from {os.path.join(RUN, 'ckpt', newest[1])} (train_iter {newest[0]:,}" in \
         (finished_run / "log" / "train.log").read_text()
+
+
+def test_resume_removes_the_temporary_files_of_writes_a_kill_interrupted(cli, finished_run):
+    """SIGKILL inside an atomic write leaves ``.tmp_<random><name>`` beside the intact file; the resumed run (holding
+    the lock, so no writer is alive) deletes them and never mistakes one for a checkpoint."""
+    ckpt = finished_run / "ckpt"
+    half = (ckpt / "ckpt_last.pth.tar").read_bytes()[:1000]
+    planted = [ckpt / ".tmp_k3j2ckpt_last.pth.tar", ckpt / ".tmp_x9qziteration_999.pth.tar",
+               finished_run / ".tmp_a1b2result.json"]
+    for path in planted:
+        path.write_bytes(half)
+    last = load_ckpt(ckpt / "ckpt_last.pth.tar")["counters"]
+    res = cli.train("--resume", env_step=3000)
+    assert res.exit_code == 0, res.output
+    assert not _temp_files(finished_run)
+    for path in planted:
+        assert f"removed {os.path.join(RUN, os.path.relpath(path, finished_run))}" in res.stderr
+    assert f"(train_iter {last['train_iter']:,}," in (finished_run / "log" / "train.log").read_text()
 
 
 def test_resume_after_a_kill_drops_later_eval_rows(cli, finished_run):
