@@ -37,7 +37,7 @@ from typing import Any, Dict, Optional
 import torch
 from easydict import EasyDict
 
-from ding_lite.torch_utils import greedy_action, sample_action, tree_map
+from ding_lite.torch_utils import epsilon_greedy, greedy_action, sample_action, tree_map
 from ding_lite.utils import ConfigError, UserError
 
 from .base_policy import Policy
@@ -108,6 +108,12 @@ class UnrollPolicy(Policy):
         # step), 'compact' (x_0 .. x_T plus one slot for a truncated episode's final observation, (T+2)/T per step) or
         # 'auto': 'compact' for integer observations (uint8 frames), 'full' for float ones. See unroll_policy.py.
         obs_storage="auto",
+        eval=dict(
+            # (float) Evaluation acts greedily, except that with this probability an env's step takes a uniformly
+            # random action instead (discrete and multi-discrete actions). 0.05 is DeepMind's Atari protocol: it
+            # starts every game where a greedy policy never presses FIRE (Breakout). 0: purely greedy.
+            epsilon=0.0,
+        ),
     )
 
     @classmethod
@@ -115,6 +121,8 @@ class UnrollPolicy(Policy):
         super().check_config(cfg, path)
         if cfg.obs_storage not in ("auto", "full", "compact"):
             raise ConfigError(f"{path}.obs_storage={cfg.obs_storage!r}: must be 'auto', 'full' or 'compact'")
+        if not 0 <= cfg.eval.epsilon <= 1:
+            raise ConfigError(f"{path}.eval.epsilon={cfg.eval.epsilon}: must be in [0, 1] (0: greedy evaluation)")
 
     # ---- collect / eval ----------------------------------------------------------------------------------------
     def _init_collect(self) -> None:
@@ -123,6 +131,10 @@ class UnrollPolicy(Policy):
 
     def _init_eval(self) -> None:
         self._init_collect()
+        self._eval_epsilon = float(self._cfg.eval.epsilon)
+        if self._eval_epsilon > 0 and self._action_space not in ("discrete", "multi_discrete"):
+            raise ConfigError(f"policy.eval.epsilon={self._eval_epsilon}: epsilon-greedy evaluation needs discrete "
+                              f"actions, and this env's are {self._action_space}; set policy.eval.epsilon=0")
 
     @torch.no_grad()
     def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> Dict[str, Any]:
@@ -157,9 +169,13 @@ class UnrollPolicy(Policy):
 
     @torch.no_grad()
     def _forward_eval(self, obs: torch.Tensor) -> Dict[str, Any]:
-        """The most likely action (the argmax of the logits, or the Gaussian's mean), (N_env, ...)."""
+        """The most likely action (the argmax of the logits, or the Gaussian's mean), (N_env, ...); with probability
+        ``policy.eval.epsilon`` per env a uniformly random discrete action instead."""
         logit = self._model(obs.to(self._device), mode="compute_actor")["logit"]
-        return {"action": greedy_action(self._action_space, logit, self._nvec), "logit": logit}
+        action = greedy_action(self._action_space, logit, self._nvec)
+        if self._eval_epsilon > 0:
+            action = epsilon_greedy(action, self._nvec or [logit.shape[-1]], self._eval_epsilon)
+        return {"action": action, "logit": logit}
 
     # ---- learn prelude -----------------------------------------------------------------------------------------
     def _unroll_batch(self, data: Dict[str, Any]) -> UnrollBatch:

@@ -17,7 +17,7 @@ from typing import Dict, Optional, Sequence, Union
 import torch
 from torch.distributions import Categorical, Distribution, Independent, Normal
 
-__all__ = ['ACTION_SPACES', 'MultiCategorical', 'make_dist', 'sample_action', 'greedy_action']
+__all__ = ['ACTION_SPACES', 'MultiCategorical', 'make_dist', 'sample_action', 'greedy_action', 'epsilon_greedy']
 
 ACTION_SPACES = ('discrete', 'continuous', 'multi_discrete')
 
@@ -126,3 +126,23 @@ def greedy_action(action_space: str, logit: Logit, nvec: Optional[Sequence[int]]
             raise ValueError("action_space 'multi_discrete' needs nvec")
         return MultiCategorical(logit, nvec).mode
     raise ValueError(f'unknown action_space {action_space!r}, expected one of {ACTION_SPACES}')
+
+
+def epsilon_greedy(action: torch.Tensor, nvec: Sequence[int], epsilon: float) -> torch.Tensor:
+    """Each row of a greedy discrete ``action`` replaced, with probability ``epsilon``, by a uniformly random one.
+
+    ``action``: (N,) long with ``nvec = [A]``, or (N, H) long with one entry of ``nvec`` per head; a replaced row gets
+    every head drawn anew. The draws come from torch's global generator, so they follow the run's seed and are in its
+    checkpointed RNG state. Why: DeepMind's Atari evaluation (epsilon 0.05) starts every game, where a greedy policy
+    that never learned to press FIRE (Breakout) stalls until the time limit.
+    """
+    if epsilon <= 0:
+        return action
+    n = action.shape[0]
+    explore = torch.rand(n, device=action.device) < epsilon
+    high = torch.tensor(list(nvec), device=action.device, dtype=torch.float32)
+    random = (torch.rand(n, len(nvec), device=action.device) * high).long().clamp_max(high.long() - 1)
+    if action.dim() == 1:
+        random = random[:, 0]
+        return torch.where(explore, random, action)
+    return torch.where(explore.unsqueeze(-1), random, action)

@@ -4,7 +4,7 @@ import itertools
 import pytest
 import torch
 
-from ding_lite.torch_utils import MultiCategorical, greedy_action, make_dist, sample_action
+from ding_lite.torch_utils import MultiCategorical, epsilon_greedy, greedy_action, make_dist, sample_action
 
 DRAWS = 20_000
 # chi-square quantiles at p = 1e-3 (a correct sampler fails with probability 0.1%; the seeds are fixed anyway)
@@ -139,3 +139,43 @@ def test_make_dist_continuous_sums_over_dims_and_checks():
         make_dist("multi_discrete", torch.randn(2, 5))
     with pytest.raises(ValueError):
         make_dist("gaussian", torch.randn(2, 5))
+
+
+def test_epsilon_greedy_discrete_frequencies():
+    """With probability eps a row is replaced by a uniform draw over all A actions (the greedy one included), so the
+    greedy action has probability 1 - eps + eps / A and each other eps / A."""
+    torch.manual_seed(3)
+    eps, A = 0.2, 4
+    greedy = torch.full((DRAWS,), 2, dtype=torch.int64)
+    action = epsilon_greedy(greedy, [A], eps)
+    assert action.shape == (DRAWS,) and action.dtype == torch.int64
+    counts = torch.bincount(action, minlength=A).float()
+    assert counts.numel() == A
+    expected = torch.full((A,), eps / A)
+    expected[2] += 1 - eps
+    assert chi_square(counts, expected) < CHI2_999[3], counts
+
+
+def test_epsilon_greedy_multi_discrete_replaces_whole_rows():
+    """A replaced row draws every head anew: the joint law is (1 - eps) on the greedy row plus eps times uniform over
+    the 3 x 2 joint actions. Heads replaced independently would give the greedy row (1 - eps + eps/3)(1 - eps + eps/2)."""
+    torch.manual_seed(4)
+    eps, nvec = 0.3, (3, 2)
+    greedy = torch.tensor([[1, 0]]).expand(DRAWS, 2)
+    action = epsilon_greedy(greedy, nvec, eps)
+    assert action.shape == (DRAWS, 2) and action.dtype == torch.int64
+    joint = torch.bincount(action[:, 0] * 2 + action[:, 1], minlength=6).float()
+    assert joint.numel() == 6
+    expected = torch.full((6,), eps / 6)
+    expected[1 * 2 + 0] += 1 - eps
+    assert chi_square(joint, expected) < CHI2_999[5], joint
+
+
+def test_epsilon_greedy_zero_is_greedy_and_one_is_uniform():
+    torch.manual_seed(5)
+    greedy = torch.zeros(DRAWS, dtype=torch.int64)
+    state = torch.get_rng_state()
+    assert epsilon_greedy(greedy, [6], 0.0) is greedy
+    assert torch.equal(torch.get_rng_state(), state)  # epsilon 0 draws nothing: a greedy run's streams are untouched
+    counts = torch.bincount(epsilon_greedy(greedy, [6], 1.0), minlength=6).float()
+    assert chi_square(counts, torch.full((6,), 1 / 6)) < CHI2_999[5], counts
