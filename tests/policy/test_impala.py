@@ -16,7 +16,7 @@ from ding_lite.entry.build import resolve_env_spaces
 from ding_lite.envs import EnvConfig, EnvSpec, make_vector_env
 from ding_lite.policy import IMPALAPolicy
 from ding_lite.torch_utils import make_dist
-from ding_lite.utils import ENV_REGISTRY, ConfigError
+from ding_lite.utils import ENV_REGISTRY
 from ding_lite.worker import SampleCollector
 
 OBS_DIM = 3
@@ -344,42 +344,6 @@ def test_state_dict_round_trip_restores_model_and_optimizer():
     assert out_a == out_b
     for p, q in zip(a.model.parameters(), b.model.parameters()):
         assert torch.equal(p, q)
-
-
-# ------------------------------------------------------------------------------------------- epsilon-greedy eval
-@pytest.mark.parametrize("space", ["discrete", "multi_discrete"])
-def test_eval_epsilon_replaces_the_greedy_action_at_its_rate(space):
-    """policy.eval.epsilon = 0.4: a row leaves the greedy action with probability eps (1 - 1/n), n the number of
-    (joint) actions; the logits are the model's either way, and collection is untouched."""
-    cfg = make_cfg(space)
-    cfg.policy.eval.epsilon = 0.4
-    torch.manual_seed(0)
-    policy = IMPALAPolicy(cfg.policy)
-    obs = torch.randn(1, OBS_DIM).expand(20_000, OBS_DIM)
-    out = policy.eval_mode.forward(obs)
-    greedy = policy.model(obs[:1], mode="compute_actor")["logit"]
-    n = 2 if space == "discrete" else 6
-    if space == "discrete":
-        changed = out["action"] != greedy.argmax(-1)
-    else:
-        changed = (out["action"] != torch.stack([greedy[:, :3].argmax(-1), greedy[:, 3:].argmax(-1)], -1)).any(-1)
-    rate = changed.float().mean().item()
-    assert abs(rate - 0.4 * (1 - 1 / n)) < 0.02, rate  # binomial sd about 0.0035
-    assert torch.allclose(out["logit"], greedy.expand_as(out["logit"]))
-    assert SPACES[space].contains(out["action"][0].numpy())
-
-
-def test_eval_epsilon_is_checked():
-    cfg = make_cfg("discrete")
-    cfg.policy.eval.epsilon = 1.5
-    with pytest.raises(ConfigError, match=r"policy\.eval\.epsilon=1\.5: must be in \[0, 1\]"):
-        IMPALAPolicy.check_config(cfg.policy, "policy")
-    cfg = make_cfg("continuous")
-    cfg.policy.eval.epsilon = 0.05
-    with pytest.raises(ConfigError, match="epsilon-greedy evaluation needs discrete actions.*continuous"):
-        IMPALAPolicy(cfg.policy)
-    cfg.policy.eval.epsilon = 0.0
-    IMPALAPolicy(cfg.policy)
 
 
 # ------------------------------------------------------------------------------------------- the action spaces
