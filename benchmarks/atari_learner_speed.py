@@ -3,10 +3,11 @@
 
 Each update is what the learner does in a run: ``buffer.sample(32)`` from a replay buffer of synthetic unrolls (uint8,
 stored 'compact' as the collector's samples are: 21 stacks plus the final-observation slot per unroll), then
-``policy.learn_mode.forward(batch)``: the batch to the policy's device (still uint8), one forward pass over the
-32 x 20 + 32 observations, the V-trace loss, backward and an Adam step. Measured on the CPU with 1 and 2 torch
-threads, and with ``policy.cuda=True`` when torch sees a CUDA device (the same script, unchanged). ``learn_mode``
-returns Python floats, so every update ends synchronised with the device. Besides wall time, each row has the
+``Learner.train(batch)``: the batch to the policy's device (still uint8), one forward pass over the
+32 x 20 + 32 observations, the V-trace loss, backward and an Adam step, then the learner's one transfer of the logged
+scalars to the host. Measured on the CPU with 1 and 2 torch threads, and with ``policy.cuda=True`` when torch sees a
+CUDA device (the same script, unchanged). That transfer waits for the update, so every update ends synchronised with
+the device. Besides wall time, each row has the
 process's CPU time per update (user and system, all threads), which does not depend on what else runs.
 
 Each CPU setting also runs with glibc's malloc kept from returning memory to the system (``mallopt``: no mmap'd
@@ -38,6 +39,7 @@ from ding_lite.data import ReplayBuffer  # noqa: E402
 from ding_lite.policy import IMPALAPolicy  # noqa: E402
 from ding_lite.torch_utils.malloc import keep_freed_memory  # noqa: E402
 from ding_lite.utils.file_io import atomic_write_json  # noqa: E402
+from ding_lite.worker import Learner  # noqa: E402
 
 OBS = [4, 84, 84]
 ACTIONS, T, BATCH, N_ENV, UNROLLS = 6, 20, 32, 8, 96
@@ -78,7 +80,7 @@ def bench(encoder: str, device: str, threads: int, min_seconds: float, min_updat
     torch.set_num_threads(threads)
     policy = make_policy(encoder, device == "cuda")
     buffer = fill_buffer(policy)
-    forward = policy.learn_mode.forward
+    forward = Learner(policy.learn_mode).train  # ends with the one device -> host transfer of the logged scalars
     for _ in range(warmup):
         forward(buffer.sample(BATCH, 0))
     times, sample_times = [], []
@@ -93,7 +95,7 @@ def bench(encoder: str, device: str, threads: int, min_seconds: float, min_updat
         times.append(t2 - t0)
         sample_times.append(t1 - t0)
     usage1 = os.times()
-    assert batch["obs"].dtype == torch.uint8 and torch.isfinite(torch.tensor(info["total_loss"]))
+    assert batch["obs"].dtype == torch.uint8 and torch.isfinite(info["total_loss"])
     median = statistics.median(times)
     params = sum(p.numel() for p in policy.model.parameters())
     return {

@@ -86,7 +86,7 @@ def phases(policy, batch: dict, n: int) -> dict:
         grad_norm(policy._trained_params)
         t2 = time.perf_counter()
         policy._optimizer.step()
-        S.clamp_log_alpha_(policy._log_alpha, learn.max_log_alpha)
+        S.clamp_log_alpha_(policy._log_alpha, learn.max_log_alpha, learn.min_log_alpha)
         polyak_update(policy._target_params, policy._critic_params, learn.target_theta)
         t3 = time.perf_counter()
         fwd.append(t1 - t0), bwd.append(t2 - t1), opt.append(t3 - t2)

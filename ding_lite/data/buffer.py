@@ -105,14 +105,18 @@ class ReplayBuffer(Configurable):
             raise ConfigError(f"{path}.max_staleness must be >= 0 (learner iterations) or inf, got {stale!r}")
 
     def __init__(self, cfg: Optional[Mapping] = None, device: Union[str, torch.device] = "cpu",
-                 seed: Optional[int] = None) -> None:
-        """``seed=None`` draws the sampling seed from torch's global generator (reproducible after set_seed)."""
+                 seed: Optional[int] = None, pin_memory: bool = False) -> None:
+        """``seed=None`` draws the sampling seed from torch's global generator (reproducible after set_seed).
+        ``pin_memory``: sampled batches go to page-locked memory, so that a learner on a GPU copies them with
+        ``non_blocking=True`` asynchronously (from pageable memory such a copy is synchronous). Only where torch sees
+        a CUDA device (pinning needs one); the pipelines set it when ``policy.cuda`` is on."""
         self.cfg = EasyDict(deep_merge(self.default_config(), dict(cfg or {})))
         self.check_config(self.cfg, "replay_buffer")
         self.capacity: int = self.cfg.replay_buffer_size
         self.max_use = self.cfg.max_use
         self.max_staleness = self.cfg.max_staleness
         self.device = torch.device(device)
+        self.pin_memory = bool(pin_memory) and self.device.type == "cpu" and torch.cuda.is_available()
         if seed is None:
             seed = int(torch.empty((), dtype=torch.int64).random_().item())
         self._gen = torch.Generator().manual_seed(seed)
@@ -248,7 +252,11 @@ class ReplayBuffer(Configurable):
             return None
         slots = self._live[torch.randint(self._n, (batch_size,), generator=self._gen).numpy()]
         idx = torch.from_numpy(slots).to(self.device, non_blocking=True)
-        out = [torch.index_select(col, 0, idx) for col in self._cols]
+        if self.pin_memory:  # torch's caching host allocator reuses a block only once its copies are done
+            out = [torch.index_select(col, 0, idx, out=torch.empty((batch_size, *col.shape[1:]), dtype=col.dtype,
+                                                                     pin_memory=True)) for col in self._cols]
+        else:
+            out = [torch.index_select(col, 0, idx) for col in self._cols]
         if self.max_use != INF:
             np.add.at(self._use, slots, 1)  # unbuffered: a slot drawn twice counts twice
             done = slots[self._use[slots] >= self.max_use]

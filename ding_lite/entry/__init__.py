@@ -1,6 +1,24 @@
-"""Entry points: the serial and parallel pipelines, checkpoint evaluation and the CLI."""
-from ding_lite.config import compile_config
+"""Entry points: the serial and parallel pipelines, checkpoint evaluation and the CLI.
 
-from .eval import eval_pipeline
-from .parallel import parallel_pipeline
-from .serial import serial_pipeline
+The pipelines load on first use (PEP 562 ``__getattr__``), so that ``ding_lite --help``, which imports
+``ding_lite.entry.cli`` and with it this package, starts without importing torch or gymnasium.
+"""
+from typing import Any
+
+__all__ = ["compile_config", "eval_pipeline", "parallel_pipeline", "serial_pipeline"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "compile_config":
+        from ding_lite.config import compile_config
+        return compile_config
+    if name == "eval_pipeline":
+        from .eval import eval_pipeline
+        return eval_pipeline
+    if name == "parallel_pipeline":
+        from .parallel import parallel_pipeline
+        return parallel_pipeline
+    if name == "serial_pipeline":
+        from .serial import serial_pipeline
+        return serial_pipeline
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,7 @@ from ding_lite.policy import Policy
 from ding_lite.torch_utils.malloc import keep_freed_memory
 from ding_lite.torch_utils.precision import set_matmul_precision
 from ding_lite.torch_utils.threads import auto_threads, available_cores
-from ding_lite.utils.seed import EVAL_SEED_OFFSET
+from ding_lite.utils.seed import env_seeds
 from ding_lite.utils import BUFFER_REGISTRY, POLICY_REGISTRY, ConfigError, UserError
 
 ConfigInput = Union[dict, Tuple[dict, dict]]
@@ -58,10 +58,11 @@ class Components:
 
 def build(cfg: EasyDict, seed: int, model: Optional[torch.nn.Module] = None, collect: bool = True,
           enable_field: Sequence[str] = ("learn", "collect", "eval")) -> Components:
-    """Create the vector envs (collector seeded ``seed``, evaluator ``seed + EVAL_SEED_OFFSET``) and the policy."""
-    collector_env = make_vector_env(cfg.env, cfg.env.collector_env_num, seed) if collect else None
-    evaluator_env = make_vector_env(cfg.env, cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET,
-                                    role="evaluator")
+    """Create the vector envs (each env seeded by ``env_seeds``: collector rank 0, evaluator rank 0) and the policy."""
+    collector_env = (make_vector_env(cfg.env, cfg.env.collector_env_num,
+                                     env_seeds(seed, "collector", cfg.env.collector_env_num)) if collect else None)
+    evaluator_env = make_vector_env(cfg.env, cfg.env.evaluator_env_num,
+                                    env_seeds(seed, "evaluator", cfg.env.evaluator_env_num), role="evaluator")
     probe = collector_env or evaluator_env
     spec = EnvSpec.from_spaces(probe.single_observation_space, probe.single_action_space)
     resolve_env_spaces(cfg, spec)
@@ -70,8 +71,11 @@ def build(cfg: EasyDict, seed: int, model: Optional[torch.nn.Module] = None, col
 
 
 def build_buffer(cfg: EasyDict, seed: int):
+    """The learner's replay buffer; with ``policy.cuda`` its sampled batches are pinned (page-locked), so that their
+    copy to the GPU is asynchronous. A CPU-only run pins nothing (and a user buffer need not know the option)."""
     buffer_cfg = cfg.policy.other.replay_buffer
-    return BUFFER_REGISTRY.get(buffer_cfg.type)(buffer_cfg, seed=seed)
+    pin = {"pin_memory": True} if cfg.policy.cuda else {}
+    return BUFFER_REGISTRY.get(buffer_cfg.type)(buffer_cfg, seed=seed, **pin)
 
 
 def compile_input(input_cfg: ConfigInput, seed: Optional[int], overrides=None, exp_name: Optional[str] = None) -> EasyDict:

@@ -1,20 +1,46 @@
-"""The ``ding_lite`` command line: train or evaluate a config; ``plot`` and ``summary`` compare finished runs."""
+"""The ``ding_lite`` command line: train or evaluate a config; ``plot`` and ``summary`` compare finished runs.
+
+Only click and the standard library load at import: torch, gymnasium and the pipelines are imported by the command
+that needs them, so ``ding_lite --help`` and the argument errors answer at once.
+"""
 import contextlib
 import json
 import os
 import signal
 import sys
-from typing import Iterator, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 import click
 
-from ding_lite.config import read_config_file
 from ding_lite.utils import UserError
 
 MODES = ("serial", "parallel", "eval")
 
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+class MainGroup(click.Group):
+    """The top-level command: a word that is neither a command nor an option's value is explained, not reported as
+    click's "No such command" (``--set key 32`` is a forgotten '=', not a command named 32)."""
+
+    def resolve_command(self, ctx: click.Context,
+                        args: List[str]) -> Tuple[Optional[str], Optional[click.Command], List[str]]:
+        if args and self.get_command(ctx, args[0]) is None and not args[0].startswith("-"):
+            with user_errors():
+                raise UserError(stray_argument_message(args[0], ctx.params.get("overrides") or (),
+                                                       sorted(self.commands)))
+        return super().resolve_command(ctx, args)
+
+
+def stray_argument_message(word: str, overrides: Sequence[str], commands: Sequence[str]) -> str:
+    """Why ``word`` is in the way: the value of a ``--set KEY VALUE`` written with a space, or an unknown word."""
+    spaced = [item for item in overrides if "=" not in item]
+    if spaced:
+        return (f"--set {spaced[-1]} {word}: write --set KEY=VALUE as one word, with '=' and no spaces (--set "
+                f"{spaced[-1]}={word.lstrip('=') or 'VALUE'}); quote a VALUE that has spaces: --set 'KEY=[64, 64]'")
+    return (f"unexpected argument '{word}': not an option's value nor a command ({', '.join(commands)}); "
+            f"see ding_lite --help")
+
+
+@click.group(cls=MainGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-m", "--mode", type=click.Choice(MODES), default="serial", show_default=True,
               help="serial: train in one process; parallel: collector processes feed a learner (see --backend); "
                    "eval: evaluate a checkpoint (--load-path).")
@@ -82,6 +108,7 @@ def _train_or_eval(mode: str, config_path: str, seeds: Tuple[int, ...], override
                    max_env_step: Optional[int], max_train_iter: Optional[int], exp_name: Optional[str],
                    resume: bool, load_path: Optional[str], episodes: Optional[int], backend: Optional[str],
                    quiet: bool) -> None:
+    from ding_lite.config import read_config_file
     # Modules named in import_names resolve from where the user runs and from the config file's directory.
     sys.path[:0] = [os.getcwd(), os.path.dirname(os.path.abspath(config_path))]
     config = read_config_file(config_path)

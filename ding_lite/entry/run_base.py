@@ -20,6 +20,11 @@ from .run_dir import find_resume_checkpoint
 NORMAL_STOPS = ("stop_value", "max_env_step", "max_train_iter")
 
 
+def format_return(value: Optional[float]) -> str:
+    """A return as the closing line prints it: two decimals, as the eval lines; '-' when no evaluation ran."""
+    return "-" if value is None or math.isnan(value) else f"{value:.2f}"
+
+
 def state_is_finite(tree: Any) -> bool:
     """No floating tensor or float in the nested ``tree`` (a policy state) holds a NaN or an infinity."""
     if isinstance(tree, dict):
@@ -226,6 +231,6 @@ class RunBase:
         }
         atomic_write_json(result, os.path.join(self.run_dir, "result.json"))
         self.logger.info(f"stopped ({stop_reason}) at env_step {result['env_step']:,}, train_iter "
-                         f"{result['train_iter']:,}: final return {result['final_return']}, best "
-                         f"{result['best_return']}, {result['wall_time']:.1f} s")
+                         f"{result['train_iter']:,}: final return {format_return(result['final_return'])}, best "
+                         f"{format_return(result['best_return'])}, {result['wall_time']:.1f} s")
         return result

@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 from easydict import EasyDict
 
 from ding_lite.policy import Policy
+from ding_lite.torch_utils.threads import learner_tuner
 from ding_lite.utils.signals import stop_signals_as_interrupts
 from ding_lite.worker import Learner, Throughput
 from ding_lite.worker.transport import Arrival, Transport
@@ -60,7 +61,8 @@ class TrainingRun(RunBase):
         """Build the buffer and learner, open the run directory (fresh or resumed), start the transport's actors
         and release them with the first weights."""
         self.buffer = build_buffer(self.cfg, self.seed)
-        self.learner = Learner(self.policy.learn_mode, check_finite=self.cfg.policy.learn.learner.check_finite)
+        self.learner = Learner(self.policy.learn_mode, check_finite=self.cfg.policy.learn.learner.check_finite,
+                               threads=learner_tuner(self.cfg.torch_threads))
         self.open(resume_from, quiet)
         self._version_iter = {self.version: self.learner.train_iter}
         self._start_at = (self.env_step, self.learner.train_iter, self.logger.wall_time)
@@ -132,6 +134,7 @@ class TrainingRun(RunBase):
             if batch is None:
                 self._budget = 0.0
                 break
+            self.learner.env_step = self.env_step  # for a learning-rate schedule over env steps
             self.learner.train(batch)
             self._budget -= 1
             it = self.learner.train_iter

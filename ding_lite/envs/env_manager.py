@@ -9,7 +9,7 @@ A manager is ``make(env_cfg, num_envs, role)``; ``role`` ('collector' or 'evalua
 ``role`` is called without it.
 """
 import inspect
-from typing import Optional
+from typing import Sequence, Union
 
 import gymnasium as gym
 from easydict import EasyDict
@@ -46,14 +46,15 @@ class SubprocessEnvManager(Configurable):
                               context=env_cfg.manager.context)
 
 
-def make_vector_env(env_cfg: EasyDict, num_envs: int, seed: Optional[int] = None,
+def make_vector_env(env_cfg: EasyDict, num_envs: int, seed: Union[None, int, Sequence[int]] = None,
                     role: str = "collector") -> gym.vector.VectorEnv:
     """A vector env of ``num_envs`` copies of the env in ``env_cfg``, built by ``env_cfg.manager.type``.
 
     ``role`` is 'collector' (training envs) or 'evaluator' (envs that report true returns: no Atari episodic life, no
-    reward clipping). It is reset once here with ``seed`` (env i gets ``seed + i``), so callers can read
-    ``.last_obs``. ``.env_name`` (the env id, or the ENV_REGISTRY type) names the env in messages when its envs have
-    no gymnasium spec; ``.role`` is the role.
+    reward clipping). It is reset once here with ``seed``, so callers can read ``.last_obs``: a list gives env i
+    ``seed[i]`` (the pipelines pass ``ding_lite.utils.seed.env_seeds``, distinct across every vector env of a run);
+    an int gives env i ``seed + i``, as gymnasium does. ``.env_name`` (the env id, or the ENV_REGISTRY type) names
+    the env in messages when its envs have no gymnasium spec; ``.role`` is the role.
     """
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
@@ -64,5 +65,5 @@ def make_vector_env(env_cfg: EasyDict, num_envs: int, seed: Optional[int] = None
         venv = manager.make(env_cfg, num_envs)
     venv.env_name = env_cfg.env_id or env_cfg.type
     venv.role = role
-    venv.last_obs, _ = venv.reset(seed=seed)
+    venv.last_obs, _ = venv.reset(seed=list(seed) if isinstance(seed, Sequence) else seed)
     return venv

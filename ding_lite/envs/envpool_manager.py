@@ -19,7 +19,7 @@ skip, envpool's last frame can be the one of the step before.
 """
 import importlib.util
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Union
 
 import gymnasium as gym
 import numpy as np
@@ -28,6 +28,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from ding_lite.utils import ENV_MANAGER_REGISTRY, Configurable, ConfigError, UserError
+from ding_lite.utils.seed import contiguous_seed
 
 from .atari import MAX_FRAMES_PER_GAME, is_ale_env, register_ale
 
@@ -92,9 +93,10 @@ class EnvpoolVectorEnv(gym.vector.VectorEnv):
     """envpool's Atari pool as a SAME_STEP gymnasium VectorEnv (see the module docstring).
 
     envpool fixes its seeds when the pool is made, so ``reset(seed=s)`` makes a new pool seeded ``s`` (env i gets
-    ``s + i``, as envpool seeds them); ``reset()`` resets every env of the current pool. ``info`` carries ``lives``,
-    ``elapsed_step`` (agent steps in the current game) and ``game_over`` per env (after the autoreset, for a finished
-    env), and on an episode end ``final_obs`` / ``_final_obs`` (the final observations, an object array) and
+    ``s + i``, as envpool seeds them; a list of per-env seeds, as the pipelines pass, becomes one such ``s`` by
+    ``ding_lite.utils.seed.contiguous_seed``); ``reset()`` resets every env of the current pool. ``info`` carries
+    ``lives``, ``elapsed_step`` (agent steps in the current game) and ``game_over`` per env (after the autoreset, for
+    a finished env), and on an episode end ``final_obs`` / ``_final_obs`` (the final observations, an object array) and
     ``final_info`` / ``_final_info`` (the info at the end, a dict of arrays) as gymnasium's vector envs give them.
     """
 
@@ -139,9 +141,13 @@ class EnvpoolVectorEnv(gym.vector.VectorEnv):
         return [a[order] for a in arrays], {k: (v[order] if isinstance(v, np.ndarray) and len(v) == len(ids) else v)
                                             for k, v in info.items()}
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None):
+    def reset(self, *, seed: Union[None, int, List[int]] = None, options: Optional[Dict[str, Any]] = None):
         if options:
             raise ValueError(f"EnvpoolVectorEnv.reset takes no options, got {options}")
+        if isinstance(seed, (list, tuple)):
+            if len(seed) != self.num_envs:
+                raise ValueError(f"{len(seed)} seeds for {self.num_envs} envs")
+            seed = contiguous_seed(list(seed))
         if seed is not None or self._pool is None:
             self._make_pool(seed)
         obs, info = self._pool.reset()

@@ -173,20 +173,27 @@ class GymEnv(EnvConfig):
             raise UserError(f"env.kwargs={dict(cfg.kwargs)} do not fit '{cfg.env_id}': {err}") from None
 
 
+def _role_kwarg(fn: Callable[..., Any], role: str) -> dict:
+    """``{'role': role}`` for a function that takes a ``role`` argument, else nothing."""
+    return {"role": role} if "role" in inspect.signature(fn).parameters else {}
+
+
 def env_factory(cfg: EasyDict, role: str = "collector") -> Callable[[], gym.Env]:
     """A zero-argument function making one env of ``cfg`` (an ``env`` section with ``type``): what vector envs take.
 
-    ENV_REGISTRY entries are either classes with a ``factory(cfg)`` classmethod (like ``GymEnv``; one that takes a
-    ``role`` argument gets it) or gymnasium.Env subclasses, constructed with ``**env.kwargs``. ``role`` is 'collector'
+    ENV_REGISTRY entries are one of: a class with a ``factory(cfg)`` classmethod returning such a function (like
+    ``GymEnv``); a class with a static or class method ``make(cfg) -> gymnasium.Env``; a gymnasium.Env subclass,
+    constructed with ``**env.kwargs``. A ``factory`` or ``make`` that takes a ``role`` argument gets it: 'collector'
     (training envs) or 'evaluator'.
     """
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
     entry = ENV_REGISTRY.get(cfg.type)
+    is_env_class = isinstance(entry, type) and issubclass(entry, gym.Env)
     if hasattr(entry, "factory"):
-        if "role" in inspect.signature(entry.factory).parameters:
-            return entry.factory(cfg, role=role)
-        return entry.factory(cfg)
+        return entry.factory(cfg, **_role_kwarg(entry.factory, role))
+    if hasattr(entry, "make") and not is_env_class:
+        return functools.partial(entry.make, cfg, **_role_kwarg(entry.make, role))
 
     try:  # wrong kwargs are the user's mistake: say so before any env is built
         inspect.signature(entry).bind(**cfg.kwargs)

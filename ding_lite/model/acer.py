@@ -15,20 +15,18 @@ observation encoder, which then belongs to the critic's parameters (``critic_par
 the encoder, as VAC's (:mod:`ding_lite.torch_utils.conv`): 'mlp', 'nature_conv' or 'impala_resnet'.
 """
 import copy
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import nn
 
 from ding_lite.torch_utils.conv import MLP, build_encoder, mlp_input
-from ding_lite.torch_utils.network import flat_dim, mlp
+from ding_lite.torch_utils.network import flat_dim, gaussian_sigma, make_log_sigma, mlp
 from ding_lite.utils import MODEL_REGISTRY, ConfigError
 
 from .checks import check_actor_critic_config
 
 Logit = Union[torch.Tensor, Dict[str, torch.Tensor]]
-
-_LOG_SIGMA_MIN, _LOG_SIGMA_MAX = -5.0, 2.0
 
 
 class ACERActor(nn.Module):
@@ -40,12 +38,9 @@ class ACERActor(nn.Module):
         self.encoder = encoder
         self.continuous, self.sigma_type = continuous, sigma_type
         self.head = mlp(enc_dim, hidden, action_dim, act, 0.01)
-        if continuous and sigma_type == "independent":
-            self.log_sigma = nn.Parameter(torch.full((action_dim,), float(torch.tensor(init_sigma).log())))
-        elif continuous:
-            self.sigma_head = mlp(enc_dim, hidden, action_dim, act, 0.01)
-            with torch.no_grad():  # start at sigma = init_sigma
-                self.sigma_head[-1].bias.fill_(float(torch.tensor(init_sigma).log()))
+        if continuous:  # log(sigma) starts at log(init_sigma): a parameter ('independent') or a head ('conditioned')
+            setattr(self, "log_sigma" if sigma_type == "independent" else "sigma_head",
+                    make_log_sigma(sigma_type, enc_dim, hidden, action_dim, act, init_sigma))
 
     def forward(self, obs: torch.Tensor) -> Logit:
         return self.heads(self.encoder(obs))
@@ -55,8 +50,8 @@ class ACERActor(nn.Module):
         out = self.head(feature)
         if not self.continuous:
             return out
-        log_sigma = self.log_sigma.expand_as(out) if self.sigma_type == "independent" else self.sigma_head(feature)
-        return {"mu": out, "sigma": log_sigma.clamp(_LOG_SIGMA_MIN, _LOG_SIGMA_MAX).exp()}
+        log_sigma = self.log_sigma if self.sigma_type == "independent" else self.sigma_head
+        return {"mu": out, "sigma": gaussian_sigma(log_sigma, feature, out)}
 
 
 class ACERCritic(nn.Module):
@@ -178,6 +173,22 @@ class ACER(nn.Module):
         obs = self._encoder_input(obs)
         return {"logit": (self.actor if actor is None else actor)(obs)}
 
+    def _features(self, obs: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The actor's and the critic's encoder features (B, enc_dim) of encoder inputs: one pass of a shared
+        encoder (MLP or conv) serves both."""
+        actor_feature = self.actor.encoder(obs)
+        return actor_feature, (actor_feature if self.share_encoder else self.critic.encoder(obs))
+
+    def compute_actor_then_critic(self, obs: torch.Tensor, make_action: Callable[[Logit], torch.Tensor]
+                                  ) -> Dict[str, torch.Tensor]:
+        """Continuous actions: the actor's ``{'logit'}`` for ``obs`` (B, *obs_shape), then the critic's ``{'value'}``
+        (B,) and Q~ ``'q_value'`` (K, B) of the actions ``make_action(logit)`` (K, B, D), which may depend on the
+        policy's statistics (a' ~ pi); the u_i of the SDN are drawn from ``logit``. As 'compute_actor' then
+        'compute_critic' with ``policy=logit``, but with one pass of a shared encoder."""
+        actor_feature, critic_feature = self._features(self._encoder_input(obs))
+        logit = self.actor.heads(actor_feature)
+        return {"logit": logit, **self.critic.heads(critic_feature, make_action(logit), logit)}
+
     def forward(self, obs: torch.Tensor, mode: str = "compute_actor_critic", action: Optional[torch.Tensor] = None,
                 policy: Optional[Dict[str, torch.Tensor]] = None) -> Dict[str, torch.Tensor]:
         """``obs`` (B, *obs_shape). ``mode``: 'compute_actor' -> ``{'logit'}``; 'compute_critic' -> ``{'q_value'}``
@@ -192,13 +203,9 @@ class ACER(nn.Module):
                 policy = self.actor(obs)
             return self.critic(obs, action, policy)
         if mode == "compute_actor_critic":
-            if self.share_encoder and self.encoder_type != MLP:  # one pass of a shared conv encoder serves both
-                feature = self.actor.encoder(obs)
-                logit = self.actor.heads(feature)
-                policy = logit if self.action_space == "continuous" else None
-                return {"logit": logit, **self.critic.heads(feature, action, policy)}
-            logit = self.actor(obs)
+            actor_feature, critic_feature = self._features(obs)
+            logit = self.actor.heads(actor_feature)
             policy = logit if self.action_space == "continuous" else None
-            return {"logit": logit, **self.critic(obs, action, policy)}
+            return {"logit": logit, **self.critic.heads(critic_feature, action, policy)}
         raise ValueError(f"ACER: unknown mode '{mode}'; use 'compute_actor', 'compute_critic' or "
                          f"'compute_actor_critic'")

@@ -1,8 +1,10 @@
 """Argument checks shared by the actor-critic model templates (run by compile_config, before anything is built)."""
+import math
+
 from easydict import EasyDict
 
 from ding_lite.torch_utils.conv import ENCODER_REGISTRY, MLP, encoder_types
-from ding_lite.torch_utils.network import ACTIVATIONS
+from ding_lite.torch_utils.network import ACTIVATIONS, LOG_SIGMA_MAX, LOG_SIGMA_MIN, SIGMA_TYPES
 from ding_lite.utils import ConfigError
 from ding_lite.utils.suggest import did_you_mean
 
@@ -12,7 +14,7 @@ def check_actor_critic_config(cfg: EasyDict, path: str) -> None:
     check_encoder_config(cfg, path)
     if cfg.activation not in ACTIVATIONS:
         raise ConfigError(f"{path}.activation='{cfg.activation}': choose one of {sorted(ACTIVATIONS)}")
-    if cfg.sigma_type not in ("independent", "conditioned"):
+    if cfg.sigma_type not in SIGMA_TYPES:
         raise ConfigError(f"{path}.sigma_type='{cfg.sigma_type}': must be 'independent' or 'conditioned'")
     sizes = list(cfg.encoder_hidden_size_list) + [cfg.actor_head_hidden_size, cfg.critic_head_hidden_size]
     if any(not isinstance(n, int) or n < 1 for n in sizes):
@@ -21,8 +23,10 @@ def check_actor_critic_config(cfg: EasyDict, path: str) -> None:
                           f"{cfg.actor_head_hidden_size}, critic_head_hidden_size={cfg.critic_head_hidden_size}")
     if cfg.actor_head_layer_num < 0 or cfg.critic_head_layer_num < 0:
         raise ConfigError(f"{path}: actor_head_layer_num and critic_head_layer_num must be >= 0")
-    if cfg.init_sigma <= 0:
-        raise ConfigError(f"{path}.init_sigma={cfg.init_sigma}: must be positive")
+    low, high = math.exp(LOG_SIGMA_MIN), math.exp(LOG_SIGMA_MAX)
+    if not low <= cfg.init_sigma <= high:  # outside, the clamp would start sigma elsewhere (or nowhere: <= 0)
+        raise ConfigError(f"{path}.init_sigma={cfg.init_sigma}: the model clamps log(sigma) to [{LOG_SIGMA_MIN}, "
+                          f"{LOG_SIGMA_MAX}], so init_sigma must be in [{low:.4g}, {high:.4g}]")
 
 
 def check_encoder_config(cfg: EasyDict, path: str) -> None:

@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 from ding_lite.torch_utils.conv import MLP, build_encoder, mlp_input
-from ding_lite.torch_utils.network import mlp
+from ding_lite.torch_utils.network import gaussian_sigma, make_log_sigma, mlp
 from ding_lite.utils import MODEL_REGISTRY
 
 from .checks import check_actor_critic_config
@@ -49,13 +49,9 @@ class VAC(nn.Module):
         self.actor_head = mlp(enc_dim, [actor_head_hidden_size] * actor_head_layer_num, out_dim, activation, 0.01)
         self.critic_head = mlp(enc_dim, [critic_head_hidden_size] * critic_head_layer_num, 1, activation, 1.0)
         self.sigma_type = sigma_type
-        if action_space == "continuous":
-            if sigma_type == "independent":
-                self.log_sigma = nn.Parameter(torch.full((out_dim,), float(torch.tensor(init_sigma).log())))
-            elif sigma_type == "conditioned":
-                self.sigma_head = mlp(enc_dim, [actor_head_hidden_size], out_dim, activation, 0.01)
-            else:
-                raise ValueError(f"VAC: sigma_type must be 'independent' or 'conditioned', got '{sigma_type}'")
+        if action_space == "continuous":  # log(sigma) starts at log(init_sigma), whatever sigma_type
+            setattr(self, "log_sigma" if sigma_type == "independent" else "sigma_head",
+                    make_log_sigma(sigma_type, enc_dim, [actor_head_hidden_size], out_dim, activation, init_sigma))
 
     @classmethod
     def check_config(cls, cfg, path: str) -> None:
@@ -66,11 +62,8 @@ class VAC(nn.Module):
         out = self.actor_head(feature)
         if self.action_space != "continuous":
             return out
-        if self.sigma_type == "independent":
-            sigma = self.log_sigma.clamp(-5.0, 2.0).exp().expand_as(out)
-        else:
-            sigma = self.sigma_head(feature).clamp(-5.0, 2.0).exp()
-        return {"mu": out, "sigma": sigma}
+        log_sigma = self.log_sigma if self.sigma_type == "independent" else self.sigma_head
+        return {"mu": out, "sigma": gaussian_sigma(log_sigma, feature, out)}
 
     def forward(self, obs: torch.Tensor, mode: str = "compute_actor_critic") -> Dict[str, torch.Tensor]:
         """``mode`` is 'compute_actor' (logit), 'compute_critic' (value) or 'compute_actor_critic' (both).

@@ -23,13 +23,11 @@ from ding_lite.torch_utils import tree_map
 from ding_lite.torch_utils.malloc import keep_freed_memory
 from ding_lite.torch_utils.precision import set_matmul_precision
 from ding_lite.torch_utils.threads import worker_threads
+from ding_lite.utils import seed as seeding
 
 State = Dict[str, torch.Tensor]
 WorkerKey = Tuple[str, int]  # (role, rank)
 
-# Seed strides of worker processes (see ``ding_lite.parallel.transport.WorkerTransport``).
-SEED_STRIDE = 1_000
-RESTART_STRIDE = 100_000
 IDLE_SLEEP_S = 0.002
 
 
@@ -60,12 +58,22 @@ class WorkerSpec:
     role: str  # 'collector' or 'evaluator'
     rank: int
     cfg: EasyDict  # the compiled config, env shapes resolved, policy.cuda=False
-    seed: int  # the worker's own seed (see SEED_STRIDE)
+    seed: int  # the run's seed; the worker's own seeds derive from it (``process_seed``, ``env_seeds``)
     model: Optional[torch.nn.Module] = None  # a CPU copy of a user-given model, else None (built from cfg)
     warm_up_steps: int = 0  # env steps of uniformly random actions first (policy.random_collect_size, split)
     sys_path: List[str] = field(default_factory=list)  # the learner's sys.path entries, for import_names
     # (module names, config path) to import before a registry lookup: ding_lite's components and import_names
     imports: List[Tuple[List[str], str]] = field(default_factory=list)
+    restarts: int = 0  # how many times this worker was restarted before
+    env_step: int = 0  # a collector's start: the run's env step when it was (re)started
+
+    def process_seed(self) -> int:
+        """The seed of this worker's Python, NumPy and torch generators (``ding_lite.utils.seed.derive_seed``)."""
+        return seeding.derive_seed(self.seed, self.role, self.rank, self.restarts, self.env_step)
+
+    def env_seeds(self, num_envs: int) -> List[int]:
+        """The first-reset seeds of this worker's ``num_envs`` envs (``ding_lite.utils.seed.env_seeds``)."""
+        return seeding.env_seeds(self.seed, self.role, num_envs, self.rank, self.restarts, self.env_step)
 
 
 def prepare_worker(spec: WorkerSpec) -> None:
@@ -81,7 +89,7 @@ def prepare_worker(spec: WorkerSpec) -> None:
     set_matmul_precision(spec.cfg.matmul_precision)
     if spec.cfg.keep_freed_memory:
         keep_freed_memory()
-    set_seed(spec.seed)
+    set_seed(spec.process_seed())
 
 
 def build_worker_policy(spec: WorkerSpec, field_name: str):
@@ -131,8 +139,8 @@ def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
     version = wait_for_weights(endpoint, policy.model)
     if version is None:
         return
-    collector = SampleCollector(make_vector_env(cfg.env, cfg.env.collector_env_num, spec.seed),
-                                policy.collect_mode)
+    collector = SampleCollector(make_vector_env(cfg.env, cfg.env.collector_env_num,
+                                                spec.env_seeds(cfg.env.collector_env_num)), policy.collect_mode)
     warm_up = spec.warm_up_steps
     try:
         while True:
@@ -172,8 +180,9 @@ def run_evaluator(endpoint: Endpoint, spec: WorkerSpec) -> None:
     prepare_worker(spec)
     cfg = spec.cfg
     policy = build_worker_policy(spec, "eval")
-    evaluator = Evaluator(make_vector_env(cfg.env, cfg.env.evaluator_env_num, spec.seed, role="evaluator"),
-                          policy.eval_mode, cfg.env.n_evaluator_episode, cfg.policy.eval.evaluator.eval_freq)
+    eval_env = make_vector_env(cfg.env, cfg.env.evaluator_env_num, spec.env_seeds(cfg.env.evaluator_env_num),
+                               role="evaluator")
+    evaluator = Evaluator(eval_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.policy.eval.evaluator.eval_freq)
     try:
         while not endpoint.stopping():
             got = endpoint.poll_weights()

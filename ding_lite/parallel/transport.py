@@ -19,11 +19,11 @@ from ding_lite.envs import make_vector_env
 from ding_lite.policy import Policy
 from ding_lite.utils import UserError
 from ding_lite.utils.dict_tools import to_plain
-from ding_lite.utils.seed import EVAL_SEED_OFFSET
+from ding_lite.utils.seed import env_seeds
 from ding_lite.worker import Evaluator
 from ding_lite.worker.transport import Arrival, State
 
-from .roles import RESTART_STRIDE, SEED_STRIDE, WorkerSpec, from_numpy
+from .roles import WorkerSpec, from_numpy
 
 SHUTDOWN_TIMEOUT_S = 3.0
 
@@ -94,16 +94,16 @@ class WorkerTransport:
         self.backend.start(self._spec("evaluator", 0, env_step))
 
     def _spec(self, role: str, rank: int, env_step: int) -> WorkerSpec:
-        """Collector ``rank`` after ``restarts`` restarts, at ``env_step``, is seeded ``seed + SEED_STRIDE * (rank + 1)
-        + RESTART_STRIDE * restarts + env_step``; the evaluator ``seed + EVAL_SEED_OFFSET`` (+ restarts)."""
+        """The worker ``(role, rank)`` after its ``restarts`` so far; a collector (re)started at ``env_step``. Its
+        seeds derive from the run's seed, role, rank, restarts and (collectors) that env step
+        (``ding_lite.utils.seed``), so no two workers, or restarts of one, share env seeds."""
         restarts = self.restarts[f"{role}{rank}"]
         if role == "evaluator":
-            seed, warm_up = self.seed + EVAL_SEED_OFFSET + RESTART_STRIDE * restarts, 0
+            env_step, warm_up = 0, 0
         else:
-            seed = self.seed + SEED_STRIDE * (rank + 1) + RESTART_STRIDE * restarts + env_step
             warm_up = 0 if restarts else math.ceil(self._warm_up_steps / self.collector_num)
-        return WorkerSpec(role, rank, self._worker_cfg, seed, self._model_copy, warm_up, list(sys.path),
-                          self._imports)
+        return WorkerSpec(role, rank, self._worker_cfg, self.seed, self._model_copy, warm_up, list(sys.path),
+                          self._imports, restarts=restarts, env_step=env_step)
 
     def supervise(self, env_step: int) -> None:
         for (role, rank), reason in self.backend.failed():
@@ -152,9 +152,10 @@ class WorkerTransport:
     # ---- evaluation at the end -----------------------------------------------------------------------------------
     def evaluate_now(self, train_iter: int) -> Dict[str, float]:
         """Evaluate the learner's weights in this process (the workers are stopped by now), as the serial pipeline
-        does, on envs seeded apart from the evaluator worker's."""
-        env = make_vector_env(self.cfg.env, self.cfg.env.evaluator_env_num, self.seed + EVAL_SEED_OFFSET + 1,
-                              role="evaluator")
+        does, on envs seeded apart from the evaluator worker's (evaluator rank 1)."""
+        env_cfg = self.cfg.env
+        env = make_vector_env(env_cfg, env_cfg.evaluator_env_num,
+                              env_seeds(self.seed, "evaluator", env_cfg.evaluator_env_num, rank=1), role="evaluator")
         evaluator = Evaluator(env, self.policy.eval_mode, self.cfg.env.n_evaluator_episode, 1)
         try:
             return evaluator.eval(train_iter)

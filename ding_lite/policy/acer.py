@@ -119,8 +119,9 @@ class ACERPolicy(UnrollPolicy):
         self._online_actor_params = self._model.actor_parameters(include_shared_encoder=True)
         self._gamma = learn.discount_factor
 
-    def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
-        """One ACER update on a batch of unrolls; ``data`` leaves are ``(B, T, ...)`` as sampled."""
+    def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, Any]:
+        """One ACER update on a batch of unrolls; ``data`` leaves are ``(B, T, ...)`` as sampled. Returns 0-dim
+        tensors on the policy's device (and the learning rates): the learner reads them in one transfer."""
         batch = self._unroll_batch(data)
         with torch.no_grad():
             avg_stats = self._model.compute_actor(batch.flat_obs, actor=self._avg_actor)["logit"]
@@ -138,10 +139,9 @@ class ACERPolicy(UnrollPolicy):
         self._optimizer_actor.step()
         self._optimizer_critic.step()
         polyak_update(self._avg_params, self._online_actor_params, learn.target_theta)
-        names = list(losses)
-        values = torch.stack([losses[k].detach() for k in names] + [total_loss.detach()]).tolist()
-        info = dict(zip(names + ["total_loss"], values))
-        info.update(cur_lr_actor=self._optimizer_actor.param_groups[0]["lr"],
+        # 0-dim tensors on the policy's device: the learner reads what it logs in one transfer
+        info: Dict[str, Any] = {k: v.detach() for k, v in losses.items()}
+        info.update(total_loss=total_loss.detach(), cur_lr_actor=self._optimizer_actor.param_groups[0]["lr"],
                     cur_lr_critic=self._optimizer_critic.param_groups[0]["lr"],
                     grad_norm_actor=grad_norm_actor, grad_norm_critic=grad_norm_critic)
         return info
@@ -160,7 +160,7 @@ class ACERPolicy(UnrollPolicy):
                      ) -> Tuple[torch.Tensor, torch.Tensor]:
         """Mean policy loss (the trust-region surrogate when enabled) and the fraction of steps it projected."""
         if not self._cfg.learn.trust_region:
-            return loss.loss.mean(), torch.zeros(())
+            return loss.loss.mean(), loss.loss.new_zeros(())
         delta = self._cfg.learn.trust_region_value
         g = list(loss.grad) if isinstance(loss.grad, tuple) else [loss.grad]
         z = A.acer_trust_region_update(g, k, delta)
@@ -176,17 +176,18 @@ class ACERPolicy(UnrollPolicy):
         logits_all, q_all = out["logit"], out["q_value"]
         logits, q_values = batch.steps(logits_all), batch.steps(q_all)  # (T, B, A)
         action, behaviour = data["action"], data["logit"]
+        log_pi = F.log_softmax(logits, -1)  # (T, B, A), with gradient: the ratios' and the policy loss's
         with torch.no_grad():
             v_all = A.acer_state_values(logits_all, q_all)
             values = batch.steps(v_all)
             q_taken = q_values.gather(-1, action.unsqueeze(-1)).squeeze(-1)
-            log_pi, log_mu = F.log_softmax(logits, -1), F.log_softmax(behaviour, -1)
+            log_mu = F.log_softmax(behaviour, -1)
             rho = (log_pi - log_mu).gather(-1, action.unsqueeze(-1)).squeeze(-1).exp()
             q_ret, q_pg = self._targets(data, q_taken, values, batch.next_values(v_all), rho)
             avg_logits = avg_logits.view(T, B, -1)
             kl = (F.softmax(avg_logits, -1) * (F.log_softmax(avg_logits, -1) - log_pi)).sum(-1).mean()
-        loss = A.acer_policy_loss_discrete(logits, behaviour, action, q_values, q_pg, self._cfg.learn.c_clip_ratio,
-                                           values)
+        loss = A.acer_policy_loss_discrete(log_pi, log_mu, action, q_values, q_pg, self._cfg.learn.c_clip_ratio,
+                                           values, normalized=True)
         k = [A.acer_kl_grad_categorical(avg_logits, logits)] if self._cfg.learn.trust_region else []
         policy_loss, active = self._policy_loss(loss, [logits], k)
         entropy = torch.distributions.Categorical(logits=logits, validate_args=False).entropy().mean()
@@ -199,15 +200,23 @@ class ACERPolicy(UnrollPolicy):
         """The losses and logged scalars for a Gaussian policy; ``avg_stats`` ``{'mu', 'sigma'}`` (T*B, D) of the
         average actor."""
         T, B, data, model_in = batch.T, batch.B, batch.data, batch.model_in
-        policy_all = self._model(model_in, mode="compute_actor")["logit"]
-        mu, sigma = batch.steps(policy_all["mu"]), batch.steps(policy_all["sigma"])  # (T, B, D)
         action, b_mu, b_sigma = data["action"], data["logit"]["mu"], data["logit"]["sigma"]
+        drawn: Dict[str, torch.Tensor] = {}
+
+        def taken_and_sampled(policy_all: Tensors) -> torch.Tensor:
+            """(2, N, D): a_t and a'_t ~ pi(.|x_t) (bias correction) for Q~ of the SDN; zeros on the other rows."""
+            with torch.no_grad():
+                mu = batch.steps(policy_all["mu"])
+                drawn["sampled"] = sampled = mu + batch.steps(policy_all["sigma"]) * torch.randn_like(mu)
+                D = mu.shape[-1]
+                actions = mu.new_zeros(2, model_in.shape[0], D)
+                actions[0, :T * B], actions[1, :T * B] = action.reshape(T * B, D), sampled.reshape(T * B, D)
+            return actions
+
+        critic = self._model.compute_actor_then_critic(model_in, taken_and_sampled)  # one pass of a shared encoder
+        policy_all, sampled = critic["logit"], drawn["sampled"]
+        mu, sigma = batch.steps(policy_all["mu"]), batch.steps(policy_all["sigma"])  # (T, B, D)
         D = mu.shape[-1]
-        with torch.no_grad():  # a'_t ~ pi(.|x_t) for the bias correction; Q~ of a_t and a'_t from the SDN
-            sampled = mu + sigma * torch.randn_like(mu)
-            actions = torch.zeros(2, model_in.shape[0], D, device=mu.device, dtype=mu.dtype)
-            actions[0, :T * B], actions[1, :T * B] = action.reshape(T * B, D), sampled.reshape(T * B, D)
-        critic = self._model(model_in, mode="compute_critic", action=actions, policy=policy_all)
         v_all = critic["value"]
         values, q_taken = batch.steps(v_all), batch.steps(critic["q_value"][0])  # (T, B), with gradient
         with torch.no_grad():
@@ -239,6 +248,10 @@ class ACERPolicy(UnrollPolicy):
                  "critic_loss", "entropy", "rho_mean", "kl_avg", "trust_region_active", "q_ret_mean",
                  "grad_norm_actor", "grad_norm_critic"]
         return names + (["sigma_mean"] if self._action_space == "continuous" else [])
+
+    def _optimizers(self) -> List[torch.optim.Optimizer]:
+        """The actor's and the critic's optimisers (``policy.learn.lr_scheduler`` scales both)."""
+        return [self._optimizer_actor, self._optimizer_critic]
 
     def _state_dict_learn(self) -> Dict[str, Any]:
         return {"model": self._model.state_dict(), "avg_actor": self._avg_actor.state_dict(),

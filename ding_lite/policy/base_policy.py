@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 from easydict import EasyDict
 
+from ding_lite.torch_utils.lr_schedule import LRScheduler, parse_lr_scheduler
 from ding_lite.utils import MODEL_REGISTRY, Configurable, ConfigError, UserError, import_modules
 
 
@@ -21,6 +22,9 @@ class LearnMode:
     state_dict: Callable[[], Dict[str, Any]]
     load_state_dict: Callable[[Dict[str, Any]], None]
     monitor_vars: Callable[[], List[str]]
+    # ``set_counters(train_iter, env_step)`` before each update: sets the learning rates of the policy's schedule
+    # (``policy.learn.lr_scheduler``). None when the rates are constant, so nothing runs per update.
+    set_counters: Optional[Callable[[int, int], None]] = None
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,10 @@ class Policy(Configurable):
             batch_size=64,
             # (float) Discount factor gamma.
             discount_factor=0.99,
+            # (dict) Learning-rate schedule of every optimiser of the policy, e.g. dict(type='cosine',
+            # over='env_step', steps=100000, min_lr_ratio=0.1): each rate is its base times a multiplier that falls
+            # from 1 at 0 to min_lr_ratio at steps ('linear' or 'cosine'), then stays. None: constant rates.
+            lr_scheduler=None,
         ),
         collect=dict(
             # (int) Train samples to collect per collection (rounded up to a multiple of collector_env_num).
@@ -103,15 +111,13 @@ class Policy(Configurable):
             raise ConfigError(f"{path}.learn.discount_factor={cfg.learn.discount_factor}: must be in [0, 1]")
         if cfg.unroll_len < 1 or cfg.collect.n_sample < 1:
             raise ConfigError(f"{path}.unroll_len and {path}.collect.n_sample must be at least 1")
+        parse_lr_scheduler(cfg.learn.get("lr_scheduler"), f"{path}.learn.lr_scheduler")
 
     def __init__(self, cfg: EasyDict, model: Optional[torch.nn.Module] = None,
                  enable_field: Sequence[str] = ("learn", "collect", "eval")) -> None:
         self._cfg = cfg
-        if cfg.cuda and not torch.cuda.is_available():
-            raise UserError("policy.cuda=True but torch sees no CUDA device; set policy.cuda=False "
-                            "(--set policy.cuda=False) or install a CUDA build of torch")
         self._cuda = bool(cfg.cuda)
-        self._device = torch.device("cuda" if self._cuda else "cpu")
+        self._device = self._select_device()
         if model is None:
             model = self._create_model(cfg.model)
         self._model = model.to(self._device)
@@ -119,6 +125,17 @@ class Policy(Configurable):
         self._enable_field = tuple(enable_field)
         for field in self._enable_field:
             getattr(self, f"_init_{field}")()
+        self._lr_scheduler: Optional[LRScheduler] = None
+        if "learn" in self._enable_field:
+            self._init_lr_scheduler()
+
+    def _select_device(self) -> torch.device:
+        """The device of the model and of every tensor the modes make: 'cuda' with ``policy.cuda``, else 'cpu'.
+        (The device-cleanliness tests replace it with a stand-in device.)"""
+        if self._cuda and not torch.cuda.is_available():
+            raise UserError("policy.cuda=True but torch sees no CUDA device; set policy.cuda=False "
+                            "(--set policy.cuda=False) or install a CUDA build of torch")
+        return torch.device("cuda" if self._cuda else "cpu")
 
     def default_model(self) -> Tuple[str, List[str]]:
         """The MODEL_REGISTRY name and import_names of the model this policy builds when none is given."""
@@ -144,8 +161,9 @@ class Policy(Configurable):
     # ---- modes -------------------------------------------------------------------------------------------------
     @property
     def learn_mode(self) -> LearnMode:
+        set_counters = None if self._lr_scheduler is None else self._set_learn_counters
         return LearnMode(self._forward_learn, self._state_dict_learn, self._load_state_dict_learn,
-                         self._monitor_vars_learn)
+                         self._monitor_vars_learn, set_counters)
 
     @property
     def collect_mode(self) -> CollectMode:
@@ -174,6 +192,29 @@ class Policy(Configurable):
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
         raise NotImplementedError
+
+    def _optimizers(self) -> List[torch.optim.Optimizer]:
+        """Every optimiser of the learn mode (the learning-rate schedule scales each of their parameter groups).
+        The default is ``self._optimizer`` if there is one; override it when a policy has others."""
+        optimizer = getattr(self, "_optimizer", None)
+        return [] if optimizer is None else [optimizer]
+
+    def _init_lr_scheduler(self) -> None:
+        """After ``_init_learn``: the schedule of ``policy.learn.lr_scheduler`` over ``_optimizers()``, whose current
+        rates (the configured ones) are its base rates. None (nothing runs per update) for a constant rate."""
+        schedule = parse_lr_scheduler(self._cfg.learn.get("lr_scheduler"), "policy.learn.lr_scheduler")
+        if schedule is None:
+            return
+        optimizers = self._optimizers()
+        if not optimizers:
+            raise UserError(f"policy.learn.lr_scheduler is set, but policy {type(self).__name__} has no "
+                            f"self._optimizer; override its _optimizers() to return the optimisers to schedule")
+        self._lr_scheduler = LRScheduler(schedule, optimizers)
+
+    def _set_learn_counters(self, train_iter: int, env_step: int) -> None:
+        """Set the learning rates for the update that takes ``train_iter`` to ``train_iter + 1``."""
+        if self._lr_scheduler is not None:
+            self._lr_scheduler.step(train_iter, env_step)
 
     def _state_dict_learn(self) -> Dict[str, Any]:
         return {"model": self._model.state_dict(), "optimizer": self._optimizer.state_dict()}

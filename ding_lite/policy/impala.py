@@ -72,12 +72,14 @@ class IMPALAPolicy(UnrollPolicy):
     def _init_learn(self) -> None:
         self._init_collect()
         learn = self._cfg.learn
-        self._optimizer = make_optimizer(learn.optim, self._model.parameters(), learn.learning_rate)
+        self._params = list(self._model.parameters())  # listed once: a module's parameters() walks it every call
+        self._optimizer = make_optimizer(learn.optim, self._params, learn.learning_rate)
         self._grad_clip = GradClipper(learn.grad_clip_type, learn.clip_value)
         self._gamma = learn.discount_factor
 
-    def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
-        """One V-trace update on a batch of unrolls; ``data`` leaves are ``(B, T, ...)`` as sampled."""
+    def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, Any]:
+        """One V-trace update on a batch of unrolls; ``data`` leaves are ``(B, T, ...)`` as sampled. Returns 0-dim
+        tensors on the policy's device (and the learning rate): the learner reads them in one transfer."""
         batch = self._unroll_batch(data)
         data = batch.data  # (T, B, ...)
         out = self._model(batch.model_in, mode="compute_actor_critic")
@@ -90,8 +92,7 @@ class IMPALAPolicy(UnrollPolicy):
         with torch.no_grad():
             log_rhos = target_log_prob - behaviour_dist.log_prob(action)
             # The cut after an episode end (discount 0), and through a truncation r_t + gamma V(final_obs_t).
-            reward = data["reward"].clone()
-            reward[batch.bootstrapped] += self._gamma * batch.finals(value).detach()
+            reward = data["reward"] + self._gamma * batch.final_values(value)
             discounts = self._gamma * (~batch.done).float()
         learn = self._cfg.learn
         vtrace = from_importance_weights(log_rhos, discounts, reward, values.detach(), bootstrap_value,
@@ -104,15 +105,15 @@ class IMPALAPolicy(UnrollPolicy):
         total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
         self._optimizer.zero_grad(set_to_none=True)
         total_loss.backward()
-        grad_norm = self._grad_clip(self._model.parameters())
+        grad_norm = self._grad_clip(self._params)
         self._optimizer.step()
         return {
             "cur_lr": self._optimizer.param_groups[0]["lr"],
-            "total_loss": total_loss.item(),
-            "policy_loss": policy_loss.item(),
-            "value_loss": value_loss.item(),
-            "entropy_loss": entropy.item(),
-            "rho_mean": log_rhos.exp().mean().item(),
+            "total_loss": total_loss.detach(),
+            "policy_loss": policy_loss.detach(),
+            "value_loss": value_loss.detach(),
+            "entropy_loss": entropy.detach(),
+            "rho_mean": log_rhos.exp().mean(),
             "grad_norm": grad_norm,
         }
 

@@ -32,6 +32,7 @@ from .checks import check_positive
 from .sac_common import SACActionSpace, SACLosses, Tensors
 from .sac_discrete import DiscreteSAC
 from .sac_mixed import MixedSAC
+from .sac_temperature import check_temperature_config, target_entropies
 
 
 class ContinuousSAC(SACActionSpace):
@@ -46,10 +47,6 @@ class ContinuousSAC(SACActionSpace):
 
     def pack(self, discrete: torch.Tensor, continuous: torch.Tensor) -> torch.Tensor:
         return continuous
-
-    def default_target_entropy(self) -> List[float]:
-        """-D."""
-        return [S.continuous_target_entropy(self.action_dim)]
 
     def losses(self, data: Tensors, alphas: torch.Tensor, target_critic: nn.Module,
                target_entropy: List[float]) -> SACLosses:
@@ -78,8 +75,8 @@ ACTION_SPACES = {"continuous": ContinuousSAC, "discrete": DiscreteSAC, "mixed": 
 
 @POLICY_REGISTRY.register("sac")
 class SACPolicy(Policy):
-    """Soft actor-critic with N critic replicas (``model.num_critics``) and automatic entropy tuning; the action
-    space's part (acting, target entropies, losses) is an :class:`~.sac_common.SACActionSpace`."""
+    """Soft actor-critic with N critic replicas (``model.num_critics``) and automatic entropy tuning (one temperature
+    per part of the action); the action space's part (acting, losses) is an :class:`~.sac_common.SACActionSpace`."""
 
     action_bound = "rescale"
 
@@ -106,11 +103,17 @@ class SACPolicy(Policy):
             alpha=0.2,
             # (bool) Tune alpha (in log space) towards the target entropy.
             auto_alpha=True,
-            # (float) Target entropy; None: -dim(A) for continuous actions, target_entropy_ratio * log|A| for discrete.
+            # (float, list or dict) Target entropy of each temperature; None: -dim(A) for continuous actions,
+            # target_entropy_ratio * log|A| for discrete ones. A number for an action with one part; for a mixed
+            # action one per part, [discrete, continuous] or dict(discrete=..., continuous=...). A discrete part's
+            # must be in (0, log|A|), a continuous part's below 0.6836 * dim(A) (see policy/sac_temperature.py).
             target_entropy=None,
             # (float) Discrete (and mixed discrete part) target entropy as a fraction of log|A|, in (0, 1).
             target_entropy_ratio=0.5,
-            # (float) Cap on log(alpha); None: no cap.
+            # (float) Floor on log(alpha) (alpha >= exp(-10) = 4.5e-5 by default), so that alpha cannot decay
+            # towards 0 for ever; applied after each update when auto_alpha.
+            min_log_alpha=-10.0,
+            # (float) Cap on log(alpha); None: no cap. Applied after each update when auto_alpha.
             max_log_alpha=None,
             # (str) Discrete policy: 'actor' (softmax of an actor network) or 'boltzmann' (exp(Q/alpha), no actor).
             discrete_policy="actor",
@@ -134,6 +137,7 @@ class SACPolicy(Policy):
             raise ConfigError(f"{path}.learn.target_update_period={learn.target_update_period}: must be >= 1")
         if not 0 < learn.target_entropy_ratio < 1:
             raise ConfigError(f"{path}.learn.target_entropy_ratio={learn.target_entropy_ratio}: must be in (0, 1)")
+        check_temperature_config(learn, f"{path}.learn")
         if learn.discrete_policy not in ("actor", "boltzmann"):
             raise ConfigError(f"{path}.learn.discrete_policy='{learn.discrete_policy}': must be 'actor' or "
                               f"'boltzmann'")
@@ -218,10 +222,9 @@ class SACPolicy(Policy):
             groups.append({"params": self._actor_params, "lr": learn.learning_rate_policy})
         self._optimizer = make_optimizer("adam", groups, learn.learning_rate_q)
         self._trained_params = [p for group in groups for p in group["params"]]  # for the gradient norm
-        if learn.target_entropy is not None:
-            self._target_entropy = [float(learn.target_entropy)] * self._log_alpha.numel()
-        else:
-            self._target_entropy = self._actions.default_target_entropy()
+        # One target per temperature, checked against the entropies this action space can have.
+        self._target_entropy = target_entropies(learn, self._actions.head_sizes(),
+                                                self._cfg.model.get("log_std_min", -20.0), "policy.learn")
         self._learn_steps = 0
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
@@ -251,18 +254,24 @@ class SACPolicy(Policy):
         total.backward()
         info["grad_norm"] = grad_norm(self._trained_params)  # before the step: the learner checks it is finite
         self._optimizer.step()
-        S.clamp_log_alpha_(self._log_alpha, learn.max_log_alpha)
+        if learn.auto_alpha:  # a fixed alpha is the user's own number
+            S.clamp_log_alpha_(self._log_alpha, learn.max_log_alpha, learn.min_log_alpha)
         self._learn_steps += 1
         if self._learn_steps % learn.target_update_period == 0:
             polyak_update(self._target_params, self._critic_params, learn.target_theta)
 
         info.update(critic_loss=losses.critic.detach(), q_mean=losses.q.detach().mean(),
                     target_q_mean=losses.target.mean(), **self._actions.alpha_info(alphas))
+        if self._lr_scheduler is not None:  # the scheduled rates (floats: no device transfer)
+            groups = self._optimizer.param_groups
+            info.update(cur_lr_q=groups[0]["lr"], cur_lr_alpha=groups[1]["lr"])
+            if len(groups) > 2:
+                info["cur_lr_policy"] = groups[2]["lr"]
         return info  # 0-dim tensors: the learner converts only what it logs
 
     def _monitor_vars_learn(self) -> List[str]:
         return ["critic_loss", "actor_loss", "alpha_loss", "alpha", "alpha_discrete", "entropy", "entropy_discrete",
-                "q_mean", "target_q_mean", "grad_norm"]
+                "q_mean", "target_q_mean", "grad_norm", "cur_lr_q", "cur_lr_policy", "cur_lr_alpha"]
 
     def _state_dict_learn(self) -> Dict[str, Any]:
         return {

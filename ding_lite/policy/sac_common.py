@@ -35,13 +35,14 @@ class SACLosses:
 
 
 class SACActionSpace:
-    """The part of SAC that depends on the action space: how it acts, its default target entropies and its losses.
+    """The part of SAC that depends on the action space: how it acts, its parts (one temperature each) and its losses.
 
     Built once per policy on the policy's model (a QAC-like model with ``compute_actor``, ``compute_critic``) and
     its temperature parameter ``log_alpha`` (one entry per alpha, :attr:`n_alphas`).
     """
 
     n_alphas = 1
+    heads: Tuple[str, ...] = ("continuous",)  # the action's parts, one temperature each: 'discrete', 'continuous'
 
     def __init__(self, model: nn.Module, cfg: EasyDict, log_alpha: torch.Tensor) -> None:
         self.model, self.cfg, self.log_alpha = model, cfg, log_alpha
@@ -63,9 +64,9 @@ class SACActionSpace:
         raise NotImplementedError
 
     # ---- learning ----------------------------------------------------------------------------------------------
-    def default_target_entropy(self) -> List[float]:
-        """One target entropy per alpha when ``learn.target_entropy`` is None."""
-        raise NotImplementedError
+    def head_sizes(self) -> Dict[str, int]:
+        """``{part: size}`` for each temperature, in order: n choices for 'discrete', D dims for 'continuous'."""
+        return {h: self.n_discrete if h == "discrete" else self.action_dim for h in self.heads}
 
     def losses(self, data: Tensors, alphas: torch.Tensor, target_critic: nn.Module,
                target_entropy: List[float]) -> SACLosses:

@@ -17,6 +17,8 @@ from .sac_common import SACActionSpace, SACLosses, Tensors
 class DiscreteSAC(SACActionSpace):
     """Discrete SAC: critics Q(s, .) (N, B, A), a softmax actor or the critics' Boltzmann policy."""
 
+    heads = ("discrete",)
+
     def _init_shape(self, shape: Any) -> None:
         self.n_discrete = shape
         self.boltzmann = self.cfg.learn.discrete_policy == "boltzmann"
@@ -35,10 +37,6 @@ class DiscreteSAC(SACActionSpace):
 
     def pack(self, discrete: torch.Tensor, continuous: torch.Tensor) -> torch.Tensor:
         return discrete
-
-    def default_target_entropy(self) -> List[float]:
-        """``learn.target_entropy_ratio`` * log A."""
-        return [S.discrete_target_entropy(self.n_discrete, self.cfg.learn.target_entropy_ratio)]
 
     def losses(self, data: Tensors, alphas: torch.Tensor, target_critic: nn.Module,
                target_entropy: List[float]) -> SACLosses:

@@ -18,6 +18,7 @@ class MixedSAC(SACActionSpace):
     """Mixed SAC: actions ``{'discrete': (B,), 'continuous': (B, D)}``; critics Q(s, a_c, .) (N, B, K)."""
 
     n_alphas = 2
+    heads = ("discrete", "continuous")  # the order of log_alpha and of the target entropies
 
     def _init_shape(self, shape: Any) -> None:
         self.n_discrete, self.action_dim = shape[0], shape[1]
@@ -31,11 +32,6 @@ class MixedSAC(SACActionSpace):
 
     def pack(self, discrete: torch.Tensor, continuous: torch.Tensor) -> Dict[str, torch.Tensor]:
         return {"discrete": discrete, "continuous": continuous}
-
-    def default_target_entropy(self) -> List[float]:
-        """[``learn.target_entropy_ratio`` * log K, -D]."""
-        return [S.discrete_target_entropy(self.n_discrete, self.cfg.learn.target_entropy_ratio),
-                S.continuous_target_entropy(self.action_dim)]
 
     def losses(self, data: Tensors, alphas: torch.Tensor, target_critic: nn.Module,
                target_entropy: List[float]) -> SACLosses:

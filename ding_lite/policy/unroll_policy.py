@@ -34,6 +34,7 @@ The learner reads both layouts (:class:`UnrollBatch`); its forward pass and targ
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
+import numpy as np
 import torch
 from easydict import EasyDict
 
@@ -57,8 +58,12 @@ class UnrollBatch:
           (``next_obs[-1]``), then final observations of ``bootstrapped`` steps: for the 'full' layout the K of
           every bootstrapped step in (t, b) row-major order; for 'compact' those of the steps t < T-1 only, in b
           order (a truncation at t = T-1 bootstraps from x_T, already a row).
+        - boot_index: (K,) long, the flat positions t*B + b of the ``bootstrapped`` steps in (t, b) row-major order.
         - final_index: None ('full'), else (K,) the rows of ``model_in`` holding the final observation of each
           bootstrapped step in (t, b) row-major order.
+
+    Every field has a shape known on the host before the batch reaches the device: K is counted on the sampled
+    (CPU) flags, so building and reading the batch never waits for a GPU.
     """
 
     data: Dict[str, Any]
@@ -68,6 +73,7 @@ class UnrollBatch:
     bootstrapped: torch.Tensor
     flat_obs: torch.Tensor
     model_in: torch.Tensor
+    boot_index: torch.Tensor
     final_index: Optional[torch.Tensor] = None
 
     def steps(self, x: torch.Tensor) -> torch.Tensor:
@@ -84,14 +90,19 @@ class UnrollBatch:
         in (t, b) row-major order of ``bootstrapped``."""
         if self.final_index is None:
             return x[self.T * self.B + self.B:]
-        return x[self.final_index]
+        return x.index_select(0, self.final_index)
+
+    def final_values(self, v: torch.Tensor) -> torch.Tensor:
+        """Values (N,) of ``model_in`` -> (T, B), detached: V(final_obs_t) at the bootstrapped steps, 0 elsewhere
+        (a scatter to fixed positions, not a boolean-mask assignment, which would wait for a GPU)."""
+        out = v.new_zeros(self.T * self.B)
+        return out.index_copy_(0, self.boot_index, self.finals(v).detach()).view(self.T, self.B)
 
     def next_values(self, v: torch.Tensor) -> torch.Tensor:
         """Values (N,) of ``model_in`` -> (T, B), detached: the value of the state after step t where a target
         bootstraps from it, V(final_obs_t) at the bootstrapped steps and V(x_T) at t = T-1; 0 elsewhere (never read)."""
         TB, B = self.T * self.B, self.B
-        out = torch.zeros(self.T, B, dtype=v.dtype, device=v.device)
-        out[self.bootstrapped] = self.finals(v).detach()
+        out = self.final_values(v)
         out[-1] = v[TB:TB + B].detach()
         return out
 
@@ -179,25 +190,43 @@ class UnrollPolicy(Policy):
 
     # ---- learn prelude -----------------------------------------------------------------------------------------
     def _unroll_batch(self, data: Dict[str, Any]) -> UnrollBatch:
-        """A sampled batch, leaves (B, T, ...) -> an :class:`UnrollBatch` on the policy's device, leaves (T, B, ...)."""
-        data = tree_map(lambda x: x.to(self._device, non_blocking=True).transpose(0, 1), data)  # -> (T, B, ...)
+        """A sampled batch, leaves (B, T, ...) -> an :class:`UnrollBatch` on the policy's device, leaves (T, B, ...).
+
+        The final observations of truncated steps are data-dependent in number (K): which rows to gather is worked
+        out here from the episode-end flags while they are still on the host (the replay buffer's CPU tensors), and
+        only the index moves to the device, so no step waits for a GPU. (Flags already on a GPU make the count
+        ``nonzero`` wait for it: the one data-dependent shape, unavoidable without a fixed bound on K.)"""
+        device = self._device
+        # (T, B) on the host (NumPy: ~1 us an op on these few flags, torch's CPU ops ~4 us); a no-op for CPU flags
+        boot_host = (data["truncated"] & ~data["terminated"]).cpu().numpy().T
+        T, B = boot_host.shape
+        t, b = np.nonzero(boot_host)  # (K,) each, (t, b) row-major
+
+        def index(values: np.ndarray) -> torch.Tensor:
+            return torch.from_numpy(values).to(device, non_blocking=True)
+
+        data = tree_map(lambda x: x.to(device, non_blocking=True).transpose(0, 1), data)  # -> (T, B, ...)
+        if "next_obs" in data:  # 'full': the K final observations are the next_obs of the bootstrapped steps
+            next_obs = data["next_obs"].transpose(0, 1)  # (B, T, ...) as sampled: their rows are b*T + t
+            finals = next_obs.reshape(B * T, *next_obs.shape[2:]).index_select(0, index(b * T + t))
+        else:  # 'compact': K' <= B final observations, one per unroll that has one (t < T-1)
+            has_final = boot_host[:-1].any(0)  # (B,)
+            slot = np.cumsum(has_final) - 1  # the row of column b among the final observations
+            final_index = index(np.where(t == T - 1, T * B + b, T * B + B + slot[b]))
+            final_cols = index(np.flatnonzero(has_final))
+        boot_index = index(t * B + b)
         terminated, truncated = data["terminated"], data["truncated"]
-        T, B = terminated.shape
         bootstrapped = truncated & ~terminated
         obs = data["obs"]
         flat_obs = obs[:T].reshape(T * B, *obs.shape[2:])
         # One forward pass: every obs of the unroll, the obs after the last step, and the true final observations.
         if "next_obs" in data:  # 'full': each step's next_obs
-            next_obs = data["next_obs"]
-            model_in = torch.cat([flat_obs, next_obs[-1], next_obs[bootstrapped]], dim=0)
-            return UnrollBatch(data, T, B, terminated | truncated, bootstrapped, flat_obs, model_in)
+            model_in = torch.cat([flat_obs, data["next_obs"][-1], finals], dim=0)
+            return UnrollBatch(data, T, B, terminated | truncated, bootstrapped, flat_obs, model_in, boot_index)
         # 'compact': obs holds x_0 .. x_T, final_obs the one final obs of a step t < T-1 truncated inside the unroll
-        has_final = bootstrapped[:-1].any(0)  # (B,)
-        model_in = torch.cat([flat_obs, obs[T], data["final_obs"][0][has_final]], dim=0)
-        t, b = bootstrapped.nonzero(as_tuple=True)  # (t, b) row-major
-        slot = torch.cumsum(has_final, 0) - 1  # the row of column b among the final observations
-        final_index = torch.where(t == T - 1, T * B + b, T * B + B + slot[b])
-        return UnrollBatch(data, T, B, terminated | truncated, bootstrapped, flat_obs, model_in, final_index)
+        model_in = torch.cat([flat_obs, obs[T], data["final_obs"][0].index_select(0, final_cols)], dim=0)
+        return UnrollBatch(data, T, B, terminated | truncated, bootstrapped, flat_obs, model_in, boot_index,
+                           final_index)
 
 
 def compact_observations(segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:

@@ -179,9 +179,12 @@ def acer_retrace_targets(
         c_next = trace_coefs[1:]
         offset = values[1:] - c_next * q_taken[1:]
         cut = discounts[:-1] == 0  # where nothing after step t may reach it (even a NaN)
-        for t in range(T - 2, -1, -1):
-            carry = torch.addcmul(offset[t], c_next[t], out[t + 1])
-            torch.add(base[t], (discounts[t] * carry).masked_fill_(cut[t], 0.0), out=out[t])
+        # The rows as views, taken once (indexing T x 7 times in the loop cost more than its arithmetic)
+        rows = zip(offset.unbind(0), c_next.unbind(0), discounts.unbind(0), cut.unbind(0), base.unbind(0))
+        out_rows = out.unbind(0)
+        for t, (offset_t, c_t, discount_t, cut_t, base_t) in reversed(list(enumerate(rows))):
+            carry = torch.addcmul(offset_t, c_t, out_rows[t + 1])
+            torch.add(base_t, (discount_t * carry).masked_fill_(cut_t, 0.0), out=out_rows[t])
     return out.detach()
 
 
@@ -226,6 +229,7 @@ def acer_policy_loss_discrete(
         q_targets: torch.Tensor,
         c_clip: Optional[float] = 10.0,
         values: Optional[torch.Tensor] = None,
+        normalized: bool = False,
 ) -> AcerPolicyLoss:
     """ACER policy loss for a categorical policy: truncated importance sampling plus the exact bias correction.
 
@@ -245,6 +249,8 @@ def acer_policy_loss_discrete(
         - q_targets: (T, B) Q_ret from :func:`acer_retrace_targets` (or Q_opc from :func:`acer_q_opc_targets`).
         - c_clip: the truncation threshold c (paper: 10). None: untruncated importance sampling, no correction.
         - values: (T, B) V_t; None: computed as sum_a pi(a) Q(x_t, a) from ``logits`` and ``q_values``.
+        - normalized: ``logits`` and ``behaviour_logits`` are already log-probabilities (``log_softmax`` outputs,
+          e.g. the caller's, who needed them for the ratios): they are used as they are, not normalised again.
     Returns:
         ``AcerPolicyLoss(loss, truncated_loss, correction_loss, grad)``: three (T, B) per-step losses to minimise
         (loss = truncated_loss + correction_loss) and ``grad`` (T, B, A), detached: g of the paper, the gradient of
@@ -257,13 +263,14 @@ def acer_policy_loss_discrete(
         raise ValueError('logits, behaviour_logits and q_values must be (T, B, A)')
     if actions.shape != logits.shape[:-1] or q_targets.shape != logits.shape[:-1]:
         raise ValueError('actions and q_targets must be (T, B)')
-    log_pi = F.log_softmax(logits, dim=-1)
+    log_pi = logits if normalized else F.log_softmax(logits, dim=-1)
     idx = actions.long().unsqueeze(-1)
     with torch.no_grad():
         pi = log_pi.exp()
         q_values = q_values.detach()
         v = (pi * q_values).sum(-1) if values is None else values.detach()
-        log_rhos = log_pi - F.log_softmax(behaviour_logits.detach(), dim=-1)
+        log_mu = behaviour_logits.detach()
+        log_rhos = log_pi - (log_mu if normalized else F.log_softmax(log_mu, dim=-1))
         w_trunc_all, w_corr = _truncation_weights(log_rhos, c_clip)
         w_trunc = w_trunc_all.gather(-1, idx).squeeze(-1)
         coef_taken = w_trunc * (q_targets.detach() - v)  # (T, B)

@@ -46,7 +46,7 @@ __all__ = [
     'boltzmann_policy', 'discrete_entropy', 'discrete_soft_value', 'sac_critic_target', 'discrete_sac_critic_target',
     'mixed_sac_critic_target', 'sac_critic_loss', 'sac_actor_loss', 'discrete_sac_actor_loss', 'mixed_sac_actor_loss',
     'mixed_joint_log_prob', 'sac_alpha_loss', 'sac_alpha_loss_from_entropy', 'clamp_log_alpha_',
-    'continuous_target_entropy', 'discrete_target_entropy'
+    'continuous_target_entropy', 'discrete_target_entropy', 'SQUASHED_GAUSSIAN_MAX_ENTROPY'
 ]
 
 Number = Union[float, torch.Tensor]
@@ -440,12 +440,20 @@ def sac_alpha_loss_from_entropy(log_alpha: torch.Tensor, entropy: torch.Tensor,
     return -(log_alpha * (target_entropy - entropy).detach()).mean()
 
 
-def clamp_log_alpha_(log_alpha: torch.Tensor, max_log_alpha: Optional[float]) -> torch.Tensor:
-    """Cap log_alpha at ``max_log_alpha`` in place (no-op for None), as ALF does after each update; returns it."""
-    if max_log_alpha is not None:
+def clamp_log_alpha_(log_alpha: torch.Tensor, max_log_alpha: Optional[float],
+                     min_log_alpha: Optional[float] = None) -> torch.Tensor:
+    """Keep log_alpha in [``min_log_alpha``, ``max_log_alpha``] in place (None: no bound on that side), as ALF caps
+    it after each update; returns it. Without a floor, a target entropy the policy stays above makes alpha decay
+    towards 0 for ever (and exp(Q / alpha) overflow in a Boltzmann policy)."""
+    if max_log_alpha is not None or min_log_alpha is not None:
         with torch.no_grad():
-            log_alpha.clamp_(max=max_log_alpha)
+            log_alpha.clamp_(min=min_log_alpha, max=max_log_alpha)
     return log_alpha
+
+
+# The largest entropy (nats) of a = tanh(u), u ~ N(mu, sigma^2), per dimension: 0.683635 at mu = 0, sigma = 0.875,
+# rounded up. The uniform distribution on [-1, 1] has log 2 = 0.693147, which no squashed Gaussian reaches.
+SQUASHED_GAUSSIAN_MAX_ENTROPY = 0.68364
 
 
 def continuous_target_entropy(action_dim: int) -> float:

@@ -38,18 +38,18 @@ VTraceReturns = namedtuple('VTraceReturns', ['vs', 'pg_advantages'])
 def _backward_sum(deltas: torch.Tensor, decays: torch.Tensor) -> torch.Tensor:
     """acc_t = deltas_t + decays_t * acc_{t+1} with acc_T = 0, for all t; inputs and output (T, B, ...).
 
-    Everything except this first-order recursion is computed vectorised by the callers; the loop only writes rows
-    of a preallocated output. Differentiable when the inputs are.
+    Everything except this first-order recursion is computed vectorised by the callers; the loop only adds and
+    multiplies rows, stacked once at the end. Differentiable when the inputs are.
     """
-    out = torch.empty_like(deltas)
     if deltas.shape[0] == 0:
-        return out
-    acc = deltas[-1]
-    out[-1] = acc
+        return torch.empty_like(deltas)
+    deltas_t, decays_t = deltas.unbind(0), decays.unbind(0)  # the rows as views, taken once
+    acc = deltas_t[-1]
+    accs = [acc]
     for t in range(deltas.shape[0] - 2, -1, -1):
-        acc = deltas[t] + decays[t] * acc
-        out[t] = acc
-    return out
+        acc = deltas_t[t] + decays_t[t] * acc
+        accs.append(acc)
+    return torch.stack(accs[::-1])
 
 
 def _clip(x: torch.Tensor, threshold: Optional[float]) -> torch.Tensor:

@@ -1,5 +1,6 @@
 """Small network builders shared by the model templates."""
-from typing import Sequence
+import math
+from typing import Sequence, Union
 
 import torch
 from torch import nn
@@ -39,6 +40,41 @@ def flat_dim(shape) -> int:
     if isinstance(shape, int):
         return shape
     return int(torch.tensor(list(shape)).prod().item())
+
+
+# log(sigma) of the Gaussian policies (VAC, ACER) is clamped to this range: sigma in [0.0067, 7.39].
+LOG_SIGMA_MIN, LOG_SIGMA_MAX = -5.0, 2.0
+SIGMA_TYPES = ("independent", "conditioned")
+
+
+def make_log_sigma(sigma_type: str, in_dim: int, hidden: Sequence[int], action_dim: int, act: str,
+                   init_sigma: float) -> Union[nn.Parameter, nn.Sequential]:
+    """The learnable log(sigma) of a diagonal Gaussian policy, starting at sigma = ``init_sigma``.
+
+    'independent': a state-independent (action_dim,) parameter filled with log(init_sigma). 'conditioned': an MLP
+    head on the encoder's features (``hidden`` layers) whose output layer has small weights (gain 0.01) and a bias
+    of log(init_sigma), so that sigma(x) ~= init_sigma for every x at the start. Evaluate it with
+    :func:`gaussian_sigma`.
+    """
+    if init_sigma <= 0:
+        raise ValueError(f"init_sigma must be positive, got {init_sigma}")
+    log_init = math.log(init_sigma)
+    if sigma_type == "independent":
+        return nn.Parameter(torch.full((action_dim,), log_init))
+    if sigma_type == "conditioned":
+        head = mlp(in_dim, hidden, action_dim, act, 0.01)
+        with torch.no_grad():
+            head[-1].bias.fill_(log_init)
+        return head
+    raise ValueError(f"sigma_type must be one of {SIGMA_TYPES}, got '{sigma_type}'")
+
+
+def gaussian_sigma(log_sigma: Union[nn.Parameter, nn.Module], feature: torch.Tensor,
+                   mu: torch.Tensor) -> torch.Tensor:
+    """sigma (B, D) like ``mu`` from a :func:`make_log_sigma` parameter or head (evaluated on ``feature`` (B, F)),
+    log(sigma) clamped to [LOG_SIGMA_MIN, LOG_SIGMA_MAX]."""
+    raw = log_sigma.expand_as(mu) if isinstance(log_sigma, nn.Parameter) else log_sigma(feature)
+    return raw.clamp(LOG_SIGMA_MIN, LOG_SIGMA_MAX).exp()
 
 
 class EnsembleLinear(nn.Module):

@@ -3,16 +3,22 @@ from typing import Iterable, Optional
 
 import torch
 
+FUSED_ADAM_DEVICES = ("cpu", "cuda")  # device types with a fused Adam kernel that ding_lite uses
+
 
 def make_optimizer(name: str, params: Iterable[torch.nn.Parameter], lr: float, **kwargs) -> torch.optim.Optimizer:
     """'adam' or 'rmsprop' with the fastest update kernel torch has for them: fused Adam (about 3x faster than the
     multi-tensor one on the CPU for small networks, measured with torch 2.13), multi-tensor (foreach) RMSprop."""
     params = list(params)
     if name == "adam":
-        try:
-            return torch.optim.Adam(params, lr=lr, fused=True, **kwargs)
-        except RuntimeError:  # a device or dtype without a fused kernel
-            return torch.optim.Adam(params, lr=lr, foreach=True, **kwargs)
+        # torch checks the devices of a fused optimizer only at its first step: check them here
+        tensors = [p for g in params for p in (g["params"] if isinstance(g, dict) else [g])]
+        if all(p.device.type in FUSED_ADAM_DEVICES and p.is_floating_point() for p in tensors):
+            try:
+                return torch.optim.Adam(params, lr=lr, fused=True, **kwargs)
+            except RuntimeError:  # a dtype or option without a fused kernel
+                pass
+        return torch.optim.Adam(params, lr=lr, foreach=True, **kwargs)
     if name == "rmsprop":
         return torch.optim.RMSprop(params, lr=lr, foreach=True, **kwargs)
     raise ValueError(f"unknown optimizer '{name}': use 'adam' or 'rmsprop'")
@@ -25,9 +31,10 @@ def grad_norm(params: Iterable[torch.nn.Parameter]) -> torch.Tensor:
     IMPALA's CartPole model on one CPU thread, 10 us less than ``torch.nn.utils.get_total_norm``, which first groups
     the tensors by device and dtype (the gradients must be on one device here). A NaN or infinite gradient anywhere
     makes it non-finite, which is what the learner's finiteness check looks at."""
+    params = list(params)
     grads = [p.grad for p in params if p.grad is not None]
-    if not grads:
-        return torch.zeros(())
+    if not grads:  # 0 on the parameters' device (a CPU zero among a GPU update's scalars would be one more transfer)
+        return torch.zeros((), device=params[0].device if params else None)
     return torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
 
 
@@ -45,6 +52,9 @@ class GradClipper:
         self.clip_type, self.clip_value = clip_type, clip_value
 
     def __call__(self, params: Iterable[torch.nn.Parameter]) -> torch.Tensor:
+        params = list(params)
+        if all(p.grad is None for p in params):
+            return grad_norm(params)
         params = [p for p in params if p.grad is not None]
         if self.clip_type == "clip_norm":
             return torch.nn.utils.clip_grad_norm_(params, self.clip_value, foreach=True)

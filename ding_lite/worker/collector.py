@@ -4,7 +4,7 @@ The hot loop is vectorised over envs: one policy forward, one ``env.step`` and o
 vector step; every ``unroll_len`` steps the time-major segment ``(T, N_env, ...)`` goes through
 ``_get_train_sample`` once. Only finished episodes' bookkeeping touches individual envs.
 """
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Union
 
 import gymnasium as gym
 import numpy as np
@@ -136,8 +136,9 @@ class SampleCollector(Configurable):
                 count += leading_dim(samples)
         return batches[0] if len(batches) == 1 else tree_cat(batches)
 
-    def reset(self, seed: Optional[int] = None) -> None:
-        """Start fresh episodes in every env (seeded ``seed + i`` when given); drops the segment in progress."""
+    def reset(self, seed: Union[None, int, List[int]] = None) -> None:
+        """Start fresh episodes in every env (env i seeded ``seed[i]``, or ``seed + i`` for an int, when given);
+        drops the segment in progress."""
         self._obs, _ = self.env.reset(seed=seed)
         self._finite.reset_obs(self._obs, self.envstep)
         self._segment = []

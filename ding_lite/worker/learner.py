@@ -8,6 +8,7 @@ import torch
 from easydict import EasyDict
 
 from ding_lite.policy.base_policy import LearnMode
+from ding_lite.torch_utils.threads import ThreadTuner
 from ding_lite.utils import Configurable, ConfigError, NonFiniteError
 
 NON_FINITE_ADVICE = ("lower the learning rate, check the env's rewards and observations for NaN or huge values, or "
@@ -62,18 +63,27 @@ class Learner(Configurable):
             if cfg.hook[key] < 0:
                 raise ConfigError(f"{path}.hook.{key}={cfg.hook[key]}: must be >= 0 (0 disables it)")
 
-    def __init__(self, policy: LearnMode, train_iter: int = 0, check_finite: bool = True) -> None:
+    def __init__(self, policy: LearnMode, train_iter: int = 0, check_finite: bool = True,
+                 threads: Optional[ThreadTuner] = None) -> None:
         self.policy = policy
+        self.threads = threads  # torch_threads='auto' on several cores: the thread count, chosen by timing updates
         self.train_iter = train_iter
+        self.env_step = 0  # the run's env steps, set by the training loop: a learning-rate schedule may follow them
+        self._set_counters = getattr(policy, "set_counters", None)  # None: constant learning rates
         self.check_finite = check_finite
         self._sums: Dict[str, float] = defaultdict(float)
         self._count = 0
 
-    def train(self, batch: Dict) -> Dict[str, Any]:
+    def train(self, batch: Dict, env_step: Optional[int] = None) -> Dict[str, Any]:
         """One update; the monitored scalars are accumulated for ``pop_means``. With ``check_finite``, a NaN or
         infinite loss term or gradient norm raises ``NonFiniteError`` here, after the update (``train_iter`` counts
-        it) and before anything else runs."""
-        info = self.policy.forward(batch)
+        it) and before anything else runs. ``env_step`` (the run's env steps so far, kept as ``self.env_step``) and
+        ``train_iter`` set the learning rates of the policy's schedule for this update, if it has one."""
+        if env_step is not None:
+            self.env_step = env_step
+        if self._set_counters is not None:
+            self._set_counters(self.train_iter, self.env_step)
+        info = self.policy.forward(batch) if self.threads is None else self.threads.run(self.policy.forward, batch)
         self.train_iter += 1
         keys = [k for k in self.policy.monitor_vars() if k in info]
         n_monitored = len(keys)

@@ -10,6 +10,8 @@ import gymnasium as gym
 import torch
 
 from ding_lite.policy import Policy
+from ding_lite.torch_utils.threads import threads_description
+from ding_lite.utils.seed import env_seeds
 
 from .collector import SampleCollector, leading_dim
 from .evaluator import Evaluator
@@ -92,7 +94,7 @@ class InProcessTransport:
                                    cfg.policy.eval.evaluator.eval_freq)
         self.n_sample, self.seed = cfg.policy.collect.n_sample, seed
         self.unroll_len = policy.collect_mode.unroll_len
-        self.description = f"{torch.get_num_threads()} torch thread(s), torch_threads={cfg.torch_threads!r}"
+        self.description = threads_description(cfg.torch_threads)
         if cfg.matmul_precision != "highest":
             self.description += f", matmul_precision={cfg.matmul_precision!r}"
         self._version = 0
@@ -101,7 +103,7 @@ class InProcessTransport:
     def launch(self, env_step: int, warm_up_steps: int, logger) -> None:
         self.collector.envstep = env_step
         if env_step:  # env states are not checkpointed: new episodes, seeded apart from the old ones
-            self.collector.reset(seed=self.seed + env_step)
+            self.collector.reset(seed=env_seeds(self.seed, "collector", self.collector.num_envs, env_step=env_step))
         if warm_up_steps > 0:  # whole segments on every env, at least warm_up_steps env steps
             num_envs = self.collector.num_envs
             n = -(-warm_up_steps // (self.unroll_len * num_envs)) * num_envs

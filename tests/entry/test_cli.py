@@ -42,6 +42,10 @@ USER_ERRORS = {
                           ["policy.model.encoder_hidden_size_list[1]=nan: must be a finite number (from --set)"]),
     "inf where None means unset": (["--set", "env.stop_value=inf"],
                                    ["env.stop_value=inf: must be a finite number, or None to leave it unset"]),
+    "--set KEY VALUE (a space, not '=')": (["--set", "policy.learn.batch_size", "32"],
+                                           ["--set policy.learn.batch_size 32: write --set KEY=VALUE as one word",
+                                            "(--set policy.learn.batch_size=32)"]),
+    "a stray word": (["sumary"], ["unexpected argument 'sumary'", "plot, port, summary"]),
 }
 
 
@@ -84,6 +88,28 @@ def test_user_error_in_a_real_process(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("ding_lite: error: "), proc.stderr
     assert "did you mean policy.learn.learning_rate" in lines[0]
     assert os.listdir(tmp_path) == []
+
+
+def test_help_imports_neither_torch_nor_gymnasium():
+    """``ding_lite --help`` answers at once: the CLI module loads click and the standard library only (torch took
+    seconds)."""
+    code = ("import sys\nfrom ding_lite.entry.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
+            "    pass\nprint(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'gymnasium', 'numpy'}))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "Usage: " in proc.stdout and "summary" in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_closing_line_rounds_the_returns(cli, in_tmp):
+    """The last line of a run gives its returns with two decimals, as the eval lines do, not as raw floats."""
+    res = cli.train("-s", "0", "--set", "env.env_id=Pendulum-v1", env_step=256)  # returns like -1180.7912...
+    assert res.exit_code == 0, res.output
+    with open(os.path.join("cartpole_impala_seed0", "log", "train.log")) as f:
+        closing = f.read().strip().splitlines()[-1]
+    result = read_result("cartpole_impala_seed0")
+    assert (f"final return {result['final_return']:.2f}, best {result['best_return']:.2f}, "
+            f"{result['wall_time']:.1f} s") in closing, closing
 
 
 def test_ctrl_c_in_a_real_process(tmp_path):

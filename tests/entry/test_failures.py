@@ -239,9 +239,11 @@ def test_parallel_collector_nan_stops_the_run(cli, in_tmp, monkeypatch):
     """Not restarted max_restarts times: the run stops at once with the collector's message, keeping ckpt_last."""
     sys.path.insert(0, os.path.join(REPO, "tests", "worker"))  # in_tmp restores sys.path afterwards
     from nonfinite_env import ENV_TYPE
+    from ding_lite.utils.seed import env_seeds
+    first_env = env_seeds(0, "collector", 2)[0]  # the seed of collector 0's env 0
     config = in_tmp / "nan_parallel.py"
     config.write_text(
-        "main_config = dict(exp_name='nan', env=dict(kwargs=dict(what='obs', at=400, in_seed=1000),\n"
+        f"main_config = dict(exp_name='nan', env=dict(kwargs=dict(what='obs', at=400, in_seed={first_env}),\n"
         "    collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1),\n"
         "    policy=dict(learn=dict(learner=dict(hook=dict(log_show_after_iter=5)))),\n"
         "    parallel=dict(collector_num=1))\n"

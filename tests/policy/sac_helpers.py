@@ -3,6 +3,7 @@
 tree/parameter helpers."""
 import copy
 import inspect
+import math
 import os
 
 import torch
@@ -24,6 +25,11 @@ CASES = {
     "mixed": ("mixed_sac", {}),
 }
 ALL = list(CASES)
+# learn.target_entropy per case far below (LOW) or near the top of (HIGH) the entropies its parts can have: Pendulum
+# (1-dim continuous), CartPole (2 actions) and MixedTarget ([Discrete(3), 2-dim continuous], discrete first).
+LOW_TARGET = {"continuous": -15.0, "discrete": 1e-3, "boltzmann": 1e-3, "mixed": [1e-3, -30.0]}
+HIGH_TARGET = {"continuous": 0.6, "discrete": 0.999 * math.log(2), "boltzmann": 0.999 * math.log(2),
+               "mixed": [0.999 * math.log(3), 1.2]}
 WITH_ACTOR = ["continuous", "discrete", "mixed"]
 SMALL = {
     "env.collector_env_num": 2, "env.evaluator_env_num": 1, "env.n_evaluator_episode": 1,

@@ -487,6 +487,6 @@ def test_collector_buffer_learner_round_trip():
         batch = buffer.sample(4, it)
         assert batch is not None and batch["action"].shape == (4, 8)
         info = policy.learn_mode.forward(batch)
-        assert np.isfinite(info["total_loss"])
+        assert np.isfinite(float(info["total_loss"]))
     collector.close()
     assert collector.envstep == 6 * 4 * 8

@@ -1,5 +1,6 @@
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -10,6 +11,7 @@ from ding_lite.rl_utils import (
     sac_actor_loss, sac_alpha_loss, sac_alpha_loss_from_entropy, sac_critic_loss, sac_critic_target,
     squashed_gaussian_log_prob, squashed_gaussian_sample
 )
+from ding_lite.rl_utils.sac import SQUASHED_GAUSSIAN_MAX_ENTROPY
 
 D64 = torch.float64
 
@@ -339,6 +341,39 @@ def test_clamp_log_alpha_and_target_entropy_helpers():
     for bad in [0, -1, 1.5]:
         with pytest.raises(ValueError):
             continuous_target_entropy(bad)
+
+
+def test_clamp_log_alpha_keeps_it_between_the_floor_and_the_cap():
+    log_alpha = torch.tensor([-12.0, -3.0, 4.0], requires_grad=True)
+    assert clamp_log_alpha_(log_alpha, 1.0, -10.0) is log_alpha and log_alpha.requires_grad
+    assert log_alpha.tolist() == [-10.0, -3.0, 1.0]
+    assert clamp_log_alpha_(torch.tensor([-12.0, 4.0]), None, -10.0).tolist() == [-10.0, 4.0]  # a floor alone
+    assert clamp_log_alpha_(torch.tensor([-12.0, 4.0]), None, None).tolist() == [-12.0, 4.0]
+
+
+def squashed_gaussian_entropy(mu, std):
+    """H(tanh(u)), u ~ N(mu, std^2), for each of the stds (S,), by Gauss-Hermite quadrature: H(u) +
+    E[log(1 - tanh(u)^2)]."""
+    nodes, weights = (torch.tensor(x, dtype=D64) for x in np.polynomial.hermite_e.hermegauss(101))
+    u = mu + std.unsqueeze(-1) * nodes
+    return 0.5 * torch.log(2 * math.pi * math.e * std ** 2) + log_one_minus_tanh_sq(u) @ (weights / weights.sum())
+
+
+def test_squashed_gaussian_max_entropy_is_the_largest_entropy_of_the_family():
+    """The bound target entropies are checked against: max over (mu, std) of H(tanh(u)), per dimension, reached at
+    mu = 0, std ~= 0.875, is SQUASHED_GAUSSIAN_MAX_ENTROPY (rounded up) and below log 2 (the uniform on [-1, 1])."""
+    stds = torch.linspace(0.3, 3.0, 2701, dtype=D64)
+    h = torch.stack([squashed_gaussian_entropy(mu, stds) for mu in (0.0, 0.1, 0.5, 1.0)])  # (4, S)
+    best = h.max()
+    assert h[0].max() == best and stds[h[0].argmax()].item() == pytest.approx(0.875, abs=0.01)
+    assert best <= SQUASHED_GAUSSIAN_MAX_ENTROPY < best + 1e-5
+    assert SQUASHED_GAUSSIAN_MAX_ENTROPY < math.log(2) - 0.009
+    # the quadrature agrees with sampling the density ding_lite computes
+    eps = torch.randn(400_000, 1, generator=gen(3), dtype=D64)
+    _, log_prob = squashed_gaussian_sample(torch.zeros(1, dtype=D64), log_std=torch.full((1,), math.log(0.875),
+                                                                                          dtype=D64), noise=eps)
+    expected = squashed_gaussian_entropy(0.0, torch.tensor([0.875], dtype=D64)).item()
+    assert -log_prob.mean().item() == pytest.approx(expected, abs=5e-3)
 
 
 # ---------------------------------------------------------------------------------------------------------- mixed

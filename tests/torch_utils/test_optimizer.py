@@ -37,3 +37,19 @@ def test_clipper_returns_the_norm_before_clipping(clip_type, after):
 def test_a_non_finite_gradient_gives_a_non_finite_norm(clip_type):
     params = params_with_grads(torch.tensor([1.0, float("inf")]), torch.tensor([float("nan")]))
     assert not math.isfinite(float(GradClipper(clip_type, 1.0)(params)))
+
+
+@pytest.mark.parametrize("clip_type", [None, "clip_norm", "clip_value"])
+def test_no_gradient_gives_a_zero_norm_on_the_parameters_device(clip_type):
+    """A zero made on the CPU would be one more device -> host transfer in a GPU update (issue 25); 'meta' stands in."""
+    params = [torch.nn.Parameter(torch.ones(3, device="meta"))]
+    assert grad_norm(params).device.type == "meta"
+    assert GradClipper(clip_type, 1.0)(params).device.type == "meta"
+
+
+def test_adam_is_fused_only_where_torch_has_the_kernel():
+    """torch checks a fused optimizer's devices at its first step only: make_optimizer checks them up front."""
+    from ding_lite.torch_utils import make_optimizer
+    assert make_optimizer("adam", [torch.nn.Parameter(torch.ones(3))], 0.1).defaults["fused"]
+    meta = make_optimizer("adam", [{"params": [torch.nn.Parameter(torch.ones(3, device="meta"))]}], 0.1)
+    assert not meta.defaults["fused"] and meta.defaults["foreach"]

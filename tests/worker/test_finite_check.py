@@ -15,6 +15,7 @@ from ding_lite.entry.build import resolve_env_spaces
 from ding_lite.envs import EnvConfig, EnvSpec, make_vector_env
 from ding_lite.policy import IMPALAPolicy
 from ding_lite.utils import NonFiniteError
+from ding_lite.utils.seed import env_seeds
 from ding_lite.worker import Evaluator, SampleCollector
 from ding_lite.worker.finite_check import FIX, all_finite, env_name
 from nonfinite_env import ENV_TYPE
@@ -146,7 +147,8 @@ def test_env_name_fallbacks():
 
 
 def test_serial_pipeline_stops_with_non_finite_error(in_tmp):
-    main = dict(exp_name="nonfinite", env=dict(kwargs=dict(what="obs", at=50, in_seed=0), collector_env_num=2,
+    first_env = env_seeds(0, "collector", 2)[0]  # the seed of the serial collector's env 0
+    main = dict(exp_name="nonfinite", env=dict(kwargs=dict(what="obs", at=50, in_seed=first_env), collector_env_num=2,
                                               evaluator_env_num=1, n_evaluator_episode=1),
                 policy=dict(cuda=False))
     create = dict(env=dict(type=ENV_TYPE), policy=dict(type="impala"))
