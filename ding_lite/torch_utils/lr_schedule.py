@@ -69,7 +69,11 @@ def parse_lr_scheduler(value: Any, path: str = "policy.learn.lr_scheduler") -> O
     if value is None:
         return None
     if not isinstance(value, Mapping):
-        raise ConfigError(f"{path}={value!r}: must be None (a constant learning rate) or a dict such as {EXAMPLE}")
+        hint = (f"; on the command line set it key by key (--set {path}.type=cosine --set {path}.steps=100000) or "
+                f"as a dict literal (--set \"{path}={{'type': 'cosine', 'steps': 100000}}\")"
+                if isinstance(value, str) else "")
+        raise ConfigError(f"{path}={value!r}: must be None (a constant learning rate) or a dict such as "
+                          f"{EXAMPLE}{hint}")
     spec = dict(value)
     for old, new in DI_ENGINE_KEYS.items():
         if old in spec:

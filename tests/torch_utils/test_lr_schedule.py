@@ -105,3 +105,13 @@ def test_config_errors_name_the_key_and_the_fix(value, message):
     with pytest.raises(ConfigError) as err:
         _compile(value, policy="acer")
     assert str(err.value).startswith(message), str(err.value)
+
+
+def test_a_string_from_the_command_line_is_told_how_to_write_the_dict():
+    """``--set policy.learn.lr_scheduler=dict(type='cosine')`` arrives as a string (a call is not a literal): the
+    message shows the two forms that work on the command line."""
+    with pytest.raises(ConfigError) as err:
+        compile_config(dict(env=dict(env_id="CartPole-v1")), dict(policy=dict(type="impala")),
+                       overrides=["policy.learn.lr_scheduler=dict(type='cosine')"])
+    assert "--set policy.learn.lr_scheduler.type=cosine --set policy.learn.lr_scheduler.steps=100000" in str(err.value)
+    assert "\"policy.learn.lr_scheduler={'type': 'cosine', 'steps': 100000}\"" in str(err.value)
