@@ -243,7 +243,7 @@ def wrapper_overhead_us(calls: int = 200_000) -> float:
 
 def breakdown(policy: IMPALAPolicy, num_envs: int, n_sample: int, seconds: float) -> Dict[str, Any]:
     """Per-vector-step split of a collector's time with manual timers around its parts (this process only; the
-    library's module globals ``tree_stack`` and ``true_next_obs`` are wrapped for the run and restored after)."""
+    library's module globals ``tree_stack`` and ``replace_final_obs`` are wrapped for the run and restored after)."""
     timers = Timers()
     run = Collect(policy, num_envs, n_sample, "base", seed=1)
     c = run.collector
@@ -257,28 +257,28 @@ def breakdown(policy: IMPALAPolicy, num_envs: int, n_sample: int, seconds: float
     c.env.step = timers.wrap("env.step (SyncVectorEnv)", c.env.step)
     c._env_action = timers.wrap("action -> numpy", c._env_action)
     c.episodes.step = timers.wrap("episode tracker", c.episodes.step)
-    saved = collector_mod.tree_stack, collector_mod.true_next_obs
+    saved = collector_mod.tree_stack, collector_mod.replace_final_obs
     collector_mod.tree_stack = timers.wrap("tree_stack (per segment)", collector_mod.tree_stack)
-    collector_mod.true_next_obs = timers.wrap("true_next_obs", collector_mod.true_next_obs)
+    collector_mod.replace_final_obs = timers.wrap("replace_final_obs", collector_mod.replace_final_obs)
     step_total = timers.wrap("collector.step (total)", c.step)
     c.step = step_total
     try:
         steps0 = c.envstep
         rate = timed_rate(run.chunk, seconds)
     finally:
-        collector_mod.tree_stack, collector_mod.true_next_obs = saved
+        collector_mod.tree_stack, collector_mod.replace_final_obs = saved
         del model.forward
         run.close()
     vector_steps = (c.envstep - steps0) // num_envs
     us = {k: v / vector_steps * 1e6 for k, v in timers.total.items()}
     total = us["collector.step (total)"]
-    parts = ["policy forward (total)", "env.step (SyncVectorEnv)", "action -> numpy", "true_next_obs",
+    parts = ["policy forward (total)", "env.step (SyncVectorEnv)", "action -> numpy", "replace_final_obs",
              "process_transition", "episode tracker", "tree_stack (per segment)", "get_train_sample"]
     us["collector glue (rest of step: from_numpy/.float, dicts, tree_map)"] = total - sum(us[p] for p in parts)
     us["policy forward outside model (no_grad, Module call, sampling)"] = (us["policy forward (total)"]
                                                                           - us["model.forward (VAC MLP)"])
     us["collect() loop outside step"] = rate["seconds"] / vector_steps * 1e6 - total
-    # wrapped calls per vector step: step, policy forward, model.forward, env.step, action, true_next_obs,
+    # wrapped calls per vector step: step, policy forward, model.forward, env.step, action, replace_final_obs,
     # process_transition, episode tracker, and tree_stack + get_train_sample once per segment
     per_step = 8 + 2 / c.unroll_len
     return {"us_per_vector_step": us, "vector_steps": vector_steps, "instrumented_steps_per_s": rate["steps_per_s"],
@@ -470,7 +470,7 @@ def main() -> None:
           f"({split['instrumented_steps_per_s']:,.0f} env steps/s with timers on):")
     order = ["policy forward (total)", "model.forward (VAC MLP)",
              "policy forward outside model (no_grad, Module call, sampling)", "env.step (SyncVectorEnv)",
-             "action -> numpy", "true_next_obs", "process_transition", "episode tracker", "tree_stack (per segment)",
+             "action -> numpy", "replace_final_obs", "process_transition", "episode tracker", "tree_stack (per segment)",
              "get_train_sample", "collector glue (rest of step: from_numpy/.float, dicts, tree_map)",
              "collector.step (total)", "collect() loop outside step"]
     for name in order:

@@ -30,7 +30,7 @@ BUILTIN_MODULES = ("ding_lite.envs", "ding_lite.model", "ding_lite.policy", "din
 # Model arguments the pipeline fills from the env (see entry/build.py ``resolve_env_spaces``). Their signature
 # defaults are replaced by None in the compiled config: a concrete default (VAC's action_space='discrete') would read
 # as the user's choice there and clash with a continuous env.
-ENV_DERIVED_MODEL_KEYS = ("obs_shape", "action_shape", "action_space")
+ENV_DERIVED_MODEL_KEYS = ("obs_shape", "obs_space", "action_shape", "action_space")
 
 # Section of each component in the compiled config, and its default registry type (None: it has to be given).
 SECTION_PATHS: Dict[str, Tuple[str, ...]] = {

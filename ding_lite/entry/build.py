@@ -28,7 +28,8 @@ def resolve_env_spaces(cfg: EasyDict, spec: EnvSpec) -> None:
         raise ConfigError(f"policy.action_space='{policy.action_space}' but env '{cfg.env.env_id or cfg.env.type}' "
                           f"has a {spec.action_space_type} action space; set policy.action_space='auto'")
     env_facts = {
-        "obs_shape": spec.obs_shape[0] if len(spec.obs_shape) == 1 else list(spec.obs_shape),
+        "obs_shape": spec.obs_shape,
+        "obs_space": spec.obs_space,
         "action_shape": spec.model_action_shape,
         "action_space": spec.action_space_type,
     }
@@ -44,7 +45,14 @@ def resolve_env_spaces(cfg: EasyDict, spec: EnvSpec) -> None:
 
 
 def _as_list(x) -> list:
-    return list(x) if isinstance(x, (list, tuple)) else [x]
+    """A config value as comparable plain data: a scalar as a one-item list (``4`` matches ``[4]``), tuples as
+    lists, dicts (EasyDicts) as dicts, recursively."""
+    def plain(v):
+        if isinstance(v, dict):
+            return {k: plain(w) for k, w in v.items()}
+        return [plain(w) for w in v] if isinstance(v, (list, tuple)) else v
+    x = plain(x)
+    return x if isinstance(x, list) else [x]
 
 
 @dataclass

@@ -7,3 +7,4 @@ from .env_spec import EnvSpec
 from .gym_env import EnvConfig, GymEnv, check_env_id, env_factory
 from .mixed_target import MixedTargetEnv
 from .moving_dot import MovingDotEnv
+from .goal_grid import GoalGridEnv

@@ -1,9 +1,11 @@
 """What the rest of the library needs to know about an env: its spaces, reduced to shapes and an action-space type."""
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import gymnasium as gym
 import numpy as np
+
+from .obs_space import describe_obs_space, obs_shape_of
 
 
 @dataclass(frozen=True)
@@ -15,13 +17,14 @@ class EnvSpec:
     in ``nvec``). A 'mixed' space is gymnasium's ``Tuple(Discrete(K), Box(D))`` with K in ``n_discrete``.
     """
 
-    obs_shape: Tuple[int, ...]
+    obs_shape: Any
     action_space_type: str
     action_shape: int
     nvec: Optional[Tuple[int, ...]] = None
     action_low: Optional[np.ndarray] = None
     action_high: Optional[np.ndarray] = None
     n_discrete: Optional[int] = None
+    obs_space: Optional[dict] = None
 
     @property
     def model_action_shape(self):
@@ -34,21 +37,24 @@ class EnvSpec:
 
     @classmethod
     def from_spaces(cls, observation_space: gym.Space, action_space: gym.Space) -> "EnvSpec":
-        if not isinstance(observation_space, gym.spaces.Box):
-            raise TypeError(f"ding_lite supports Box observation spaces, got {observation_space}")
-        obs_shape = tuple(int(d) for d in observation_space.shape)
+        """The spec of an env with these spaces; an unsupported observation space is a UserError naming its key
+        paths (``ding_lite.envs.obs_space``), an unsupported action space a TypeError."""
+        obs_space = describe_obs_space(observation_space)
+        obs = dict(obs_shape=obs_shape_of(obs_space), obs_space=obs_space)
         if isinstance(action_space, gym.spaces.Discrete):
-            return cls(obs_shape, "discrete", int(action_space.n))
+            return cls(action_space_type="discrete", action_shape=int(action_space.n), **obs)
         if isinstance(action_space, gym.spaces.MultiDiscrete):
             nvec = tuple(int(n) for n in np.asarray(action_space.nvec).reshape(-1))
-            return cls(obs_shape, "multi_discrete", len(nvec), nvec=nvec)
+            return cls(action_space_type="multi_discrete", action_shape=len(nvec), nvec=nvec, **obs)
         if isinstance(action_space, gym.spaces.Box):
-            return cls(obs_shape, "continuous", int(np.prod(action_space.shape)),
-                       action_low=action_space.low.astype(np.float32), action_high=action_space.high.astype(np.float32))
+            return cls(action_space_type="continuous", action_shape=int(np.prod(action_space.shape)),
+                       action_low=action_space.low.astype(np.float32), action_high=action_space.high.astype(np.float32),
+                       **obs)
         if (isinstance(action_space, gym.spaces.Tuple) and len(action_space) == 2
                 and isinstance(action_space[0], gym.spaces.Discrete) and isinstance(action_space[1], gym.spaces.Box)):
             box = action_space[1]
-            return cls(obs_shape, "mixed", int(np.prod(box.shape)), action_low=box.low.astype(np.float32),
-                       action_high=box.high.astype(np.float32), n_discrete=int(action_space[0].n))
+            return cls(action_space_type="mixed", action_shape=int(np.prod(box.shape)),
+                       action_low=box.low.astype(np.float32), action_high=box.high.astype(np.float32),
+                       n_discrete=int(action_space[0].n), **obs)
         raise TypeError(f"unsupported action space {action_space}: use Discrete, MultiDiscrete, Box or "
                         f"Tuple(Discrete, Box)")

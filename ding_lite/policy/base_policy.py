@@ -11,6 +11,7 @@ import torch
 from easydict import EasyDict
 
 from ding_lite.torch_utils.lr_schedule import LRScheduler, parse_lr_scheduler
+from ding_lite.torch_utils.tree import tree_map
 from ding_lite.utils import MODEL_REGISTRY, Configurable, ConfigError, UserError, import_modules
 
 
@@ -181,6 +182,10 @@ class Policy(Configurable):
     @property
     def device(self) -> torch.device:
         return self._device
+
+    def _on_device(self, obs: Any) -> Any:
+        """Observations (a tensor, or a nested dict of tensors for a Dict/Tuple space) on the policy's device."""
+        return tree_map(lambda x: x.to(self._device), obs)
 
     @property
     def cfg(self) -> EasyDict:

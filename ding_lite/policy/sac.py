@@ -25,6 +25,7 @@ from torch import nn
 
 from ding_lite.rl_utils import sac as S
 from ding_lite.torch_utils import grad_norm, make_optimizer, polyak_update, tree_map
+from ding_lite.torch_utils.tree import leading_dim
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
 from .base_policy import Policy
@@ -191,9 +192,9 @@ class SACPolicy(Policy):
     @torch.no_grad()
     def _forward_collect(self, obs: torch.Tensor, random_action: bool = False, **kwargs: Any) -> Dict[str, Any]:
         """Sampled actions (uniformly random ones during warm-up, ``random_action=True``), (N_env, ...)."""
-        obs = obs.to(self._device)
+        obs = self._on_device(obs)
         if random_action:  # both parts are drawn whatever the action space: one random stream for all of them
-            B, space = obs.shape[0], self._actions
+            B, space = leading_dim(obs), self._actions
             cont = torch.rand(B, space.action_dim or 0, device=self._device) * 2 - 1
             disc = torch.randint(space.n_discrete or 1, (B,), device=self._device)
             return {"action": space.pack(disc, cont)}
@@ -202,7 +203,7 @@ class SACPolicy(Policy):
     @torch.no_grad()
     def _forward_eval(self, obs: torch.Tensor) -> Dict[str, Any]:
         """The deterministic action: tanh(mu) for the continuous part, the most likely discrete action."""
-        return {"action": self._actions.act(obs.to(self._device), deterministic=True)}
+        return {"action": self._actions.act(self._on_device(obs), deterministic=True)}
 
     def _get_train_sample(self, segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Single transitions: a ``(1, N_env, ...)`` segment -> N_env samples ``(N_env, ...)``."""

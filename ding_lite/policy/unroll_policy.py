@@ -38,7 +38,8 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
-from ding_lite.torch_utils import epsilon_greedy, greedy_action, sample_action, tree_map
+from ding_lite.torch_utils import epsilon_greedy, greedy_action, sample_action, tree_cat, tree_map
+from ding_lite.torch_utils.tree import Tree, tree_leaves
 from ding_lite.utils import ConfigError, UserError
 
 from .base_policy import Policy
@@ -53,7 +54,8 @@ class UnrollBatch:
         - T, B: unroll length and number of unrolls.
         - done: (T, B) bool, terminated | truncated: the value recursion is cut after step t.
         - bootstrapped: (T, B) bool, truncated & ~terminated: step t's target adds gamma V(final_obs_t).
-        - flat_obs: (T*B, *obs_shape), the observations x_t, row t*B + b.
+        - flat_obs: (T*B, *obs_shape), the observations x_t, row t*B + b (for a Dict/Tuple observation space, a
+          nested dict of such tensors, as every observation field here).
         - model_in: (T*B + B + K, *obs_shape): ``flat_obs``, then the B observations x_T after the unrolls
           (``next_obs[-1]``), then final observations of ``bootstrapped`` steps: for the 'full' layout the K of
           every bootstrapped step in (t, b) row-major order; for 'compact' those of the steps t < T-1 only, in b
@@ -71,8 +73,8 @@ class UnrollBatch:
     B: int
     done: torch.Tensor
     bootstrapped: torch.Tensor
-    flat_obs: torch.Tensor
-    model_in: torch.Tensor
+    flat_obs: Tree
+    model_in: Tree
     boot_index: torch.Tensor
     final_index: Optional[torch.Tensor] = None
 
@@ -151,7 +153,7 @@ class UnrollPolicy(Policy):
     def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> Dict[str, Any]:
         """Sample a_t ~ mu(.|x_t) (the current policy); keep its statistics for the importance ratios.
         ``obs`` (N_env, *obs_shape) -> ``action`` (N_env, ...) and ``logit``."""
-        logit = self._model(obs.to(self._device), mode="compute_actor")["logit"]
+        logit = self._model(self._on_device(obs), mode="compute_actor")["logit"]
         return {"action": sample_action(self._action_space, logit, self._nvec), "logit": logit}
 
     def _process_transition(self, obs: torch.Tensor, policy_output: Dict[str, Any],
@@ -174,15 +176,17 @@ class UnrollPolicy(Policy):
             segment = compact_observations(segment)
         return tree_map(lambda x: x.transpose(0, 1), segment)
 
-    def _compact_obs(self, obs: torch.Tensor) -> bool:
+    def _compact_obs(self, obs: Tree) -> bool:
+        """'compact' storage: asked for, or 'auto' and some observation leaf is integer (uint8 frames)."""
         storage = self._cfg.obs_storage
-        return storage == "compact" or (storage == "auto" and not obs.is_floating_point())
+        return storage == "compact" or (storage == "auto" and
+                                        any(not x.is_floating_point() for x in tree_leaves(obs)))
 
     @torch.no_grad()
     def _forward_eval(self, obs: torch.Tensor) -> Dict[str, Any]:
         """The most likely action (the argmax of the logits, or the Gaussian's mean), (N_env, ...); with probability
         ``policy.eval.epsilon`` per env a uniformly random discrete action instead."""
-        logit = self._model(obs.to(self._device), mode="compute_actor")["logit"]
+        logit = self._model(self._on_device(obs), mode="compute_actor")["logit"]
         action = greedy_action(self._action_space, logit, self._nvec)
         if self._eval_epsilon > 0:
             action = epsilon_greedy(action, self._nvec or [logit.shape[-1]], self._eval_epsilon)
@@ -207,8 +211,9 @@ class UnrollPolicy(Policy):
 
         data = tree_map(lambda x: x.to(device, non_blocking=True).transpose(0, 1), data)  # -> (T, B, ...)
         if "next_obs" in data:  # 'full': the K final observations are the next_obs of the bootstrapped steps
-            next_obs = data["next_obs"].transpose(0, 1)  # (B, T, ...) as sampled: their rows are b*T + t
-            finals = next_obs.reshape(B * T, *next_obs.shape[2:]).index_select(0, index(b * T + t))
+            rows = index(b * T + t)  # next_obs as sampled is (B, T, ...): its rows are b*T + t
+            finals = tree_map(lambda x: x.transpose(0, 1).reshape(B * T, *x.shape[2:]).index_select(0, rows),
+                              data["next_obs"])
         else:  # 'compact': K' <= B final observations, one per unroll that has one (t < T-1)
             has_final = boot_host[:-1].any(0)  # (B,)
             slot = np.cumsum(has_final) - 1  # the row of column b among the final observations
@@ -218,13 +223,14 @@ class UnrollPolicy(Policy):
         terminated, truncated = data["terminated"], data["truncated"]
         bootstrapped = truncated & ~terminated
         obs = data["obs"]
-        flat_obs = obs[:T].reshape(T * B, *obs.shape[2:])
+        flat_obs = tree_map(lambda x: x[:T].reshape(T * B, *x.shape[2:]), obs)
         # One forward pass: every obs of the unroll, the obs after the last step, and the true final observations.
         if "next_obs" in data:  # 'full': each step's next_obs
-            model_in = torch.cat([flat_obs, data["next_obs"][-1], finals], dim=0)
+            model_in = tree_cat([flat_obs, tree_map(lambda x: x[-1], data["next_obs"]), finals])
             return UnrollBatch(data, T, B, terminated | truncated, bootstrapped, flat_obs, model_in, boot_index)
         # 'compact': obs holds x_0 .. x_T, final_obs the one final obs of a step t < T-1 truncated inside the unroll
-        model_in = torch.cat([flat_obs, obs[T], data["final_obs"][0].index_select(0, final_cols)], dim=0)
+        model_in = tree_cat([flat_obs, tree_map(lambda x: x[T], obs),
+                             tree_map(lambda x: x[0].index_select(0, final_cols), data["final_obs"])])
         return UnrollBatch(data, T, B, terminated | truncated, bootstrapped, flat_obs, model_in, boot_index,
                            final_index)
 
@@ -234,20 +240,25 @@ def compact_observations(segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Te
     x_0 .. x_T and ``final_obs`` (1, N, ...), the final observation of each env's one step t < T-1 that was truncated
     and not terminated (zeros where none was); see the module docstring."""
     obs, next_obs = segment["obs"], segment["next_obs"]
+    T = segment["reward"].shape[0]
     boot = segment["truncated"][:-1] & ~segment["terminated"][:-1]  # (T-1, N)
     counts = boot.sum(0)
     if (counts > 1).any():
         env = int(torch.nonzero(counts > 1)[0, 0])
         steps = torch.nonzero(boot[:, env]).flatten().tolist()
         raise UserError(f"policy.obs_storage: env {env} had {int(counts[env])} episodes cut by a time limit (steps "
-                        f"{steps}) within one unroll of {obs.shape[0]} steps; compact storage keeps one final "
+                        f"{steps}) within one unroll of {T} steps; compact storage keeps one final "
                         f"observation per unroll. Use an unroll_len no longer than the episodes' time limit, or "
                         f"policy.obs_storage='full'")
-    final = next_obs.new_zeros((1, *next_obs.shape[1:]))
-    if counts.any():
-        t, n = boot.nonzero(as_tuple=True)
-        final[0, n] = next_obs[t, n]
+    t, n = boot.nonzero(as_tuple=True) if counts.any() else (None, None)
+
+    def final(x: torch.Tensor) -> torch.Tensor:
+        out = x.new_zeros((1, *x.shape[1:]))
+        if t is not None:
+            out[0, n] = x[t, n]
+        return out
+
     out = {k: v for k, v in segment.items() if k not in ("obs", "next_obs")}
-    out["obs"] = torch.cat([obs, next_obs[-1:]], dim=0)
-    out["final_obs"] = final
+    out["obs"] = tree_map(lambda x, y: torch.cat([x, y[-1:]], dim=0), obs, next_obs)
+    out["final_obs"] = tree_map(final, next_obs)
     return out

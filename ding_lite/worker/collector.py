@@ -12,32 +12,13 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 from ding_lite.envs import ActionAdapter, EnvSpec
+from ding_lite.envs.obs_space import obs_to_tensor, replace_final_obs
 from ding_lite.policy.base_policy import CollectMode
 from ding_lite.torch_utils import tree_cat, tree_map, tree_stack
+from ding_lite.torch_utils.tree import leading_dim
 from ding_lite.utils import Configurable, UserError
 
 from .finite_check import FiniteCheck
-
-
-def true_next_obs(next_obs: np.ndarray, done: np.ndarray, info: Dict[str, Any]) -> np.ndarray:
-    """The observation each env reached, with gymnasium's ``final_obs`` substituted where an episode ended.
-
-    In SAME_STEP autoreset mode ``next_obs`` of a finished env is already the next episode's first observation.
-    """
-    if not done.any():
-        return next_obs
-    real = next_obs.copy()
-    for i in np.flatnonzero(info["_final_obs"]):
-        real[i] = info["final_obs"][i]
-    return real
-
-
-def obs_tensor(obs: np.ndarray) -> torch.Tensor:
-    """A batch of observations from the env as a tensor (sharing its memory where it can): floats as float32 (what
-    the models take), integers in their own dtype (uint8 frames stay uint8 all the way to the model, which scales
-    them; see ``ding_lite.torch_utils.conv``)."""
-    x = torch.from_numpy(obs)
-    return x.float() if x.is_floating_point() else x
 
 
 def env_action_adapter(env: gym.vector.VectorEnv, bound: str) -> ActionAdapter:
@@ -101,14 +82,14 @@ class SampleCollector(Configurable):
         """One vector-env step; returns a batch of train samples when it completes a segment, else None.
 
         ``policy_kwargs`` go to the collect forward (e.g. ``random_action=True`` for a warm-up)."""
-        obs = obs_tensor(self._obs)
+        obs = obs_to_tensor(self._obs)
         output = self.policy.forward(obs, **policy_kwargs)
         next_obs, reward, terminated, truncated, info = self.env.step(self._env_action(output["action"]))
         self.envstep += self.num_envs
         done = terminated | truncated
         self._finite.step(next_obs, reward, done, info, self.envstep)
         timestep = {
-            "next_obs": obs_tensor(true_next_obs(next_obs, done, info)),
+            "next_obs": obs_to_tensor(replace_final_obs(next_obs, done, info)),
             "reward": torch.from_numpy(reward).float(),
             "terminated": torch.from_numpy(terminated),
             "truncated": torch.from_numpy(truncated),
@@ -151,10 +132,3 @@ class SampleCollector(Configurable):
 
 def _to_cpu(x: Any) -> Any:
     return x.cpu() if isinstance(x, torch.Tensor) else x
-
-
-def leading_dim(tree: Any) -> int:
-    """Size of the leading (sample) dim of a nested dict of tensors."""
-    while isinstance(tree, dict):
-        tree = next(iter(tree.values()))
-    return tree.shape[0]

@@ -5,10 +5,11 @@ import gymnasium as gym
 import numpy as np
 from easydict import EasyDict
 
+from ding_lite.envs.obs_space import obs_to_tensor
 from ding_lite.policy.base_policy import EvalMode
 from ding_lite.utils import Configurable, ConfigError
 
-from .collector import check_same_step, env_action_adapter, obs_tensor
+from .collector import check_same_step, env_action_adapter
 from .finite_check import FiniteCheck
 
 
@@ -54,7 +55,7 @@ class Evaluator(Configurable):
         returns = []
         self.policy.reset(None)
         while (done_count < self.quota).any():
-            action = self._env_action(self.policy.forward(obs_tensor(obs))["action"])
+            action = self._env_action(self.policy.forward(obs_to_tensor(obs))["action"])
             obs, reward, terminated, truncated, info = self.env.step(action)
             envstep += num_envs
             done = terminated | truncated

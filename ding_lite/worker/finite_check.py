@@ -10,6 +10,7 @@ from typing import Any, Dict, Optional
 import gymnasium as gym
 import numpy as np
 
+from ding_lite.envs.obs_space import numpy_leaves
 from ding_lite.utils import NonFiniteError
 
 FIX = "the env returned NaN/inf; fix the env or wrap it to clip/sanitise its observations and rewards"
@@ -48,24 +49,34 @@ class FiniteCheck:
         self.env = env
         self.role = role
 
-    def reset_obs(self, obs: np.ndarray, envstep: int, train_iter: Optional[int] = None) -> None:
-        """The observations of a reset of every env."""
-        if not all_finite(obs):
-            self._fail("reset obs", obs, envstep, train_iter)
+    def reset_obs(self, obs: Any, envstep: int, train_iter: Optional[int] = None) -> None:
+        """The observations of a reset of every env (an array, or a dict/tuple nesting of arrays)."""
+        self._check_obs("reset obs", obs, envstep, train_iter)
+
+    def _check_obs(self, what: str, obs: Any, envstep: int, train_iter: Optional[int],
+                   done: Optional[np.ndarray] = None, index: Optional[int] = None) -> None:
+        """Every leaf of a batch of observations (leading dim = env; one env's when ``index`` is given)."""
+        if type(obs) is np.ndarray:  # one Box: no walk over leaves
+            if not all_finite(obs):
+                self._fail(what, obs if index is None else obs[None], envstep, train_iter, done, index)
+            return
+        for path, leaf in numpy_leaves(obs):
+            if not all_finite(leaf):
+                name = what + path[len("obs"):]
+                self._fail(name, leaf if index is None else leaf[None], envstep, train_iter, done, index)
 
     def step(self, next_obs: np.ndarray, reward: np.ndarray, done: np.ndarray, info: Dict[str, Any], envstep: int,
              train_iter: Optional[int] = None) -> None:
         """What one ``env.step`` returned (SAME_STEP autoreset): the next observations (for a finished env, the next
         episode's first), the rewards, and the true final observations of the finished envs."""
-        if not all_finite(next_obs):
-            self._fail("obs", next_obs, envstep, train_iter, done)
+        self._check_obs("obs", next_obs, envstep, train_iter, done)
         if not all_finite(reward):
             self._fail("reward", reward, envstep, train_iter)
         if done.any():
             for i in np.flatnonzero(info["_final_obs"]):
-                final = np.asarray(info["final_obs"][i])
-                if not all_finite(final):
-                    self._fail("final obs", final[None], envstep, train_iter, index=i)
+                final = info["final_obs"][i]
+                self._check_obs("final obs", final if isinstance(final, (dict, tuple)) else np.asarray(final),
+                                envstep, train_iter, index=i)
 
     def _fail(self, what: str, values: np.ndarray, envstep: int, train_iter: Optional[int],
               done: Optional[np.ndarray] = None, index: Optional[int] = None) -> None:

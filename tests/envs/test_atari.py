@@ -397,7 +397,7 @@ def test_envpool_spaces_and_shapes_match_the_gymnasium_path():
 
 @needs_envpool
 def test_envpool_autoresets_in_the_same_step_with_the_true_final_obs():
-    from ding_lite.worker.collector import true_next_obs
+    from ding_lite.envs.obs_space import replace_final_obs
     venv = make_vector_env(env_cfg("ALE/SpaceInvaders-v5", manager="envpool", max_episode_steps=6), 2, seed=0)
     prev = None
     for t in range(6):
@@ -412,7 +412,7 @@ def test_envpool_autoresets_in_the_same_step_with_the_true_final_obs():
         assert not np.array_equal(final, obs[i])
         assert all((obs[i][k] == obs[i][0]).all() for k in range(4))  # and obs is the next episode's first
     assert (info["elapsed_step"] == 0).all() and (info["final_info"]["elapsed_step"] == 6).all()
-    assert np.array_equal(true_next_obs(obs, terminated | truncated, info)[1], info["final_obs"][1])
+    assert np.array_equal(replace_final_obs(obs, terminated | truncated, info)[1], info["final_obs"][1])
     _, _, _, _, info = venv.step(np.array([1, 2]))
     assert (info["elapsed_step"] == 1).all()  # no reset step was left for the collector
     venv.close()

@@ -137,21 +137,21 @@ def test_unknown_manager_lists_the_registered_ones():
 # ------------------------------------------------------------------------------------------------- EnvSpec
 def test_env_spec_discrete():
     spec = EnvSpec.from_spaces(gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(3))
-    assert (spec.obs_shape, spec.action_space_type, spec.action_shape, spec.nvec) == ((4,), "discrete", 3, None)
+    assert (spec.obs_shape, spec.action_space_type, spec.action_shape, spec.nvec) == (4, "discrete", 3, None)
     assert spec.action_low is None and spec.action_high is None
 
 
 def test_env_spec_box():
     low, high = np.array([-2.0, 0.0]), np.array([2.0, 1.0])
     spec = EnvSpec.from_spaces(gym.spaces.Box(-1, 1, (2, 3)), gym.spaces.Box(low, high, dtype=np.float64))
-    assert spec.obs_shape == (2, 3)
+    assert spec.obs_shape == [2, 3] and spec.obs_space == dict(space="box", shape=[2, 3], dtype="float32")
     assert (spec.action_space_type, spec.action_shape, spec.nvec) == ("continuous", 2, None)
     assert spec.action_low.dtype == spec.action_high.dtype == np.float32
     np.testing.assert_array_equal(spec.action_low, low)
     np.testing.assert_array_equal(spec.action_high, high)
     pend = gym.make("Pendulum-v1")
     spec = EnvSpec.from_spaces(pend.observation_space, pend.action_space)
-    assert (spec.obs_shape, spec.action_shape) == ((3,), 1)
+    assert (spec.obs_shape, spec.action_shape) == (3, 1)
     np.testing.assert_array_equal(spec.action_high, [2.0])
 
 
@@ -162,8 +162,9 @@ def test_env_spec_multi_discrete():
 
 
 def test_env_spec_rejects_other_spaces():
-    with pytest.raises(TypeError, match="Box observation"):
-        EnvSpec.from_spaces(gym.spaces.Discrete(4), gym.spaces.Discrete(2))
+    with pytest.raises(TypeError, match=r"obs\['mission'\] is Text"):
+        EnvSpec.from_spaces(gym.spaces.Dict(mission=gym.spaces.Text(5), x=gym.spaces.Discrete(4)),
+                            gym.spaces.Discrete(2))
     with pytest.raises(TypeError, match="Discrete, MultiDiscrete, Box or Tuple"):
         EnvSpec.from_spaces(gym.spaces.Box(-1, 1, (2,)), gym.spaces.MultiBinary(3))
 
