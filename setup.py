@@ -12,7 +12,6 @@ setup(
         "torch>=2.0",
         "easydict",
         "gymnasium>=1.1",
-        "treevalue",
         "tensorboardX",
         "click>=8",
         "numpy",
@@ -20,12 +19,13 @@ setup(
         "tqdm",
     ],
     extras_require={
-        "test": ["pytest>=7"],
+        "test": ["pytest>=7", "minigrid"],  # minigrid: a third-party Dict-observation env for the env tests
         "ray": ["ray"],
         # Learning-curve PNGs (ding_lite.analysis.plot); everything else in ding_lite works without it.
         "plot": ["matplotlib"],
-        # Benchmarks only: the SAC speed comparison runs Stable-Baselines3 beside ding_lite.
-        "bench": ["stable-baselines3"],
+        # Benchmarks only: the SAC speed comparison runs Stable-Baselines3 beside ding_lite; nested_tree_ops.py and
+        # buffer.py compare plain nested dicts with treevalue, which ding_lite itself does not use (architecture.md).
+        "bench": ["stable-baselines3", "treevalue"],
         # Envs of the long-run configs (LunarLander, HalfCheetah); not needed by the tests.
         "box2d": ["swig", "gymnasium[box2d]"],
         "mujoco": ["gymnasium[mujoco]"],

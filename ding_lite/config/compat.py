@@ -79,6 +79,10 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
                      "by the policy's convention itself (SAC's tanh actions in [-1, 1] are rescaled to the bounds, as "
                      "act_scale=True does in DI-engine; IMPALA's and ACER's actions are clipped to them); remove it",
     "env.replay_path": _NO_RENDER,
+    "env.env_wrapper": "has no effect: DI-engine's name for the wrapper set of its env ('atari_default' is the Atari "
+                       "preprocessing that ding_lite applies to ale-py ids from env.atari; 'default' and "
+                       "'mujoco_default' add only the episode-return bookkeeping that ding_lite's evaluator does "
+                       "itself); remove it (gymnasium wrappers of your own go in env.wrappers)",
     "reward_model": "reward models are not supported in ding_lite; remove it",
     "world_model": "world models are not supported in ding_lite; remove it",
     # ACER keys of DI-engine, and keys of one policy given to another.

@@ -87,7 +87,8 @@ def compile_config(cfg: ConfigInput, create_cfg: Optional[Mapping] = None,
     if exp_name is not None:
         merged["exp_name"] = exp_name
     if not merged["exp_name"]:
-        merged["exp_name"] = f"{merged['env']['env_id'] or merged['env']['type']}_{policy_type}"
+        env_name = merged["env"]["env_id"] or merged["env"]["type"]  # 'minigrid:MiniGrid-...' -> 'MiniGrid-...'
+        merged["exp_name"] = f"{env_name.rpartition(':')[2]}_{policy_type}"
     if not isinstance(merged["exp_name"], str):
         problems.append(f"exp_name={merged['exp_name']!r}: expected str, got {type(merged['exp_name']).__name__}")
 

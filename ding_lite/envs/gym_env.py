@@ -4,7 +4,7 @@ Vector envs are made for a *role*: 'collector' (training) or 'evaluator'. Only A
 (``env.atari.episodic_life``, ``env.atari.clip_reward``) differs between them; see ``ding_lite/envs/atari.py``.
 """
 import functools
-import inspect
+import importlib
 from typing import Any, Callable
 
 import gymnasium as gym
@@ -14,7 +14,9 @@ from ding_lite.utils import ENV_REGISTRY, Configurable, ConfigError, UserError
 from ding_lite.utils.suggest import did_you_mean
 
 from .atari import ATARI_MAKE_KWARGS, atari_factory, is_ale_env, make_atari_env, register_ale
+from .env_entries import entry_factory, method_form
 from .envpool_manager import check_envpool_env
+from .wrappers import check_wrappers, factory_with_imports, wrapped_factory
 
 # The roles a vector env is made for; only the collector's envs train (Atari's episodic life, reward clipping).
 ROLES = ("collector", "evaluator")
@@ -39,6 +41,11 @@ class EnvConfig(Configurable):
         n_evaluator_episode=5,
         # (float) Stop training once an evaluation's mean return reaches this; None never stops on return.
         stop_value=None,
+        # (list) gymnasium wrappers around every env, first innermost: each 'module.path:Name' or
+        # dict(type='module.path:Name', kwargs=dict(...)), called as Name(env, **kwargs). They wrap the env as made
+        # (gymnasium.make's TimeLimit, Atari's preprocessing, an ENV_REGISTRY entry's env); the policy sees the
+        # wrapped spaces. See docs/custom_env.md.
+        wrappers=[],
     )
     free_form = ("kwargs",)
 
@@ -53,19 +60,45 @@ class EnvConfig(Configurable):
                 f"{path}.evaluator_env_num={cfg.evaluator_env_num}: every eval env runs the same number of episodes "
                 f"so short episodes do not bias the mean; make it a multiple"
             )
+        check_wrappers(cfg.get("wrappers", []), f"{path}.wrappers")
+
+
+def registry_id(env_id: str) -> str:
+    """The id in gymnasium's registry of ``env_id``: without a 'module:' prefix ('minigrid:MiniGrid-Empty-5x5-v0')."""
+    return env_id.partition(":")[2] if ":" in env_id else env_id
+
+
+def import_env_module(env_id: str, path: str = "env.env_id") -> None:
+    """Import the module of a 'module:id' env id, as ``gymnasium.make`` will (its import registers the id); a
+    ConfigError naming ``path`` when it cannot be imported."""
+    module = env_id.partition(":")[0] if ":" in env_id else None
+    if not module:
+        return
+    try:
+        importlib.import_module(module)
+    except ImportError as err:
+        raise ConfigError(f"{path}='{env_id}': cannot import module '{module}' ({err}); the part before ':' names "
+                          f"the module whose import registers the id: check its spelling and that it is installed") \
+            from None
 
 
 def check_env_id(env_id: Any, path: str = "env.env_id") -> None:
     """Raise a ConfigError unless ``env_id`` names an env in gymnasium's registry (ale-py's Atari ids are registered
-    here when first asked for; without ale-py they are a UserError naming the install command)."""
+    here when first asked for; without ale-py they are a UserError naming the install command).
+
+    An id registered by another package works once that package is imported: through ``env.import_names``
+    (imported before the check) or gymnasium's own 'module:id' form, whose module is imported here."""
     if not isinstance(env_id, str) or not env_id:
         raise ConfigError(f"{path} must name a gymnasium env id such as 'CartPole-v1', got {env_id!r}")
-    register_ale(env_id)
-    if env_id not in gym.registry:
+    import_env_module(env_id, path)
+    name = registry_id(env_id)
+    register_ale(name)
+    if name not in gym.registry:
         raise ConfigError(
-            f"{path}='{env_id}': unknown gymnasium env id{did_you_mean(env_id, gym.registry.keys())} "
+            f"{path}='{env_id}': unknown gymnasium env id{did_you_mean(name, gym.registry.keys())} "
             f"(gymnasium {gym.__version__} knows {len(gym.registry)} ids; list them with "
-            f"`python -c \"import gymnasium; print(sorted(gymnasium.registry))\"`)"
+            f"`python -c \"import gymnasium; print(sorted(gymnasium.registry))\"`; an id of another package needs "
+            f"that package in env.import_names, or the id written as 'package:id')"
         )
 
 
@@ -111,9 +144,13 @@ class GymEnv(EnvConfig):
     def check_config(cls, cfg: EasyDict, path: str) -> None:
         super().check_config(cfg, path)
         check_env_id(cfg.env_id, f"{path}.env_id")
-        if is_ale_env(cfg.env_id) and cfg.atari.preprocess:
+        if cls._atari(cfg):
             cls._check_atari(cfg, path)
         if cfg.manager.type == "envpool":
+            if cfg.wrappers:
+                raise ConfigError(f"{path}.wrappers: the 'envpool' manager steps envpool's own batched envs, which "
+                                  f"gymnasium wrappers cannot wrap; use env manager 'base' or 'subprocess', or drop "
+                                  f"{path}.wrappers")
             check_envpool_env(cfg, path)
 
     @staticmethod
@@ -140,7 +177,7 @@ class GymEnv(EnvConfig):
 
     @staticmethod
     def _atari(cfg: EasyDict) -> bool:
-        return is_ale_env(cfg.env_id) and bool(cfg.atari.preprocess)
+        return is_ale_env(registry_id(cfg.env_id)) and bool(cfg.atari.preprocess)
 
     @classmethod
     def factory(cls, cfg: EasyDict, role: str = "collector") -> Callable[[], gym.Env]:
@@ -173,37 +210,23 @@ class GymEnv(EnvConfig):
             raise UserError(f"env.kwargs={dict(cfg.kwargs)} do not fit '{cfg.env_id}': {err}") from None
 
 
-def _role_kwarg(fn: Callable[..., Any], role: str) -> dict:
-    """``{'role': role}`` for a function that takes a ``role`` argument, else nothing."""
-    return {"role": role} if "role" in inspect.signature(fn).parameters else {}
-
-
 def env_factory(cfg: EasyDict, role: str = "collector") -> Callable[[], gym.Env]:
-    """A zero-argument function making one env of ``cfg`` (an ``env`` section with ``type``): what vector envs take.
+    """A picklable zero-argument function making one env of ``cfg`` (an ``env`` section with ``type``): what vector
+    envs take, here and in the env processes of the 'subprocess' manager.
 
-    ENV_REGISTRY entries are one of: a class with a ``factory(cfg)`` classmethod returning such a function (like
-    ``GymEnv``); a class with a static or class method ``make(cfg) -> gymnasium.Env``; a gymnasium.Env subclass,
-    constructed with ``**env.kwargs``. A ``factory`` or ``make`` that takes a ``role`` argument gets it: 'collector'
-    (training envs) or 'evaluator'.
+    ENV_REGISTRY entries are one of (``ding_lite/envs/env_entries.py``): a class with a ``factory(cfg)`` classmethod
+    returning such a function (like ``GymEnv``); a class with a static or class method ``make(cfg) ->
+    gymnasium.Env``; a gymnasium.Env subclass, constructed with ``**env.kwargs``. A ``factory`` or ``make`` that
+    takes a ``role`` argument gets it: 'collector' (training envs) or 'evaluator'. ``env.wrappers`` wrap the env
+    each of them makes (``ding_lite/envs/wrappers.py``); ``env.import_names`` are imported before the env is made,
+    in whichever process makes it.
     """
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
     entry = ENV_REGISTRY.get(cfg.type)
-    is_env_class = isinstance(entry, type) and issubclass(entry, gym.Env)
-    if hasattr(entry, "factory"):
-        return entry.factory(cfg, **_role_kwarg(entry.factory, role))
-    if hasattr(entry, "make") and not is_env_class:
-        return functools.partial(entry.make, cfg, **_role_kwarg(entry.make, role))
-
-    try:  # wrong kwargs are the user's mistake: say so before any env is built
-        inspect.signature(entry).bind(**cfg.kwargs)
-    except TypeError as err:
-        raise UserError(f"env.kwargs={dict(cfg.kwargs)} do not fit env type '{cfg.type}' ({err})") from None
-
-    def _make() -> gym.Env:
-        env = entry(**cfg.kwargs)
-        if cfg.max_episode_steps is not None:
-            env = gym.wrappers.TimeLimit(env, cfg.max_episode_steps)
-        return env
-
-    return _make
+    if method_form(entry) == "factory" and getattr(entry.factory, "__func__", None) is GymEnv.factory.__func__:
+        make = entry.factory(cfg, role)  # gymnasium.make itself: the env processes need not import ding_lite
+    else:
+        make = entry_factory(entry, cfg, role)
+    make = wrapped_factory(make, cfg.get("wrappers"), cfg.get("env_id") or cfg.type)
+    return factory_with_imports(make, cfg.get("import_names") or [])

@@ -10,7 +10,7 @@ by the pipelines and saved in total_config.py; the models build their encoders f
 
     dict(space='box', shape=[7, 7, 3], dtype='uint8')
     dict(space='discrete', n=4, start=0)
-    dict(space='multi_discrete', nvec=[3, 2])          # nvec flattened; its shape is the space's shape
+    dict(space='multi_discrete', nvec=[3, 2], start=[0, 0], shape=[2])   # nvec and start flattened
     dict(space='multi_binary', shape=[5])
 
 and a nesting is ``dict(space='dict', spaces={key: description})`` or ``dict(space='tuple', spaces={'0': ..., '1':
@@ -39,7 +39,8 @@ def describe_obs_space(space: gym.Space) -> dict:
     bad: List[Tuple[str, gym.Space]] = []
     description = _describe(space, "obs", bad)
     if bad:
-        raise UnsupportedObsSpace(bad)
+        keep = list(description["spaces"]) if isinstance(space, gym.spaces.Dict) else []
+        raise UnsupportedObsSpace(bad, [k for k in keep if f"obs[{k!r}]" not in {p for p, _ in bad}])
     return description
 
 
@@ -50,7 +51,7 @@ def _describe(space: gym.Space, path: str, bad: List[Tuple[str, gym.Space]]) -> 
         return dict(space="discrete", n=int(space.n), start=int(space.start))
     if isinstance(space, gym.spaces.MultiDiscrete):
         return dict(space="multi_discrete", nvec=[int(n) for n in np.asarray(space.nvec).reshape(-1)],
-                    shape=[int(d) for d in space.shape])
+                    start=[int(n) for n in np.asarray(space.start).reshape(-1)], shape=[int(d) for d in space.shape])
     if isinstance(space, gym.spaces.MultiBinary):
         return dict(space="multi_binary", shape=[int(d) for d in np.atleast_1d(space.shape)])
     if isinstance(space, gym.spaces.Dict):
@@ -64,15 +65,14 @@ def _describe(space: gym.Space, path: str, bad: List[Tuple[str, gym.Space]]) -> 
 class UnsupportedObsSpace(UserError, TypeError):
     """An observation space (or part of one) that no ding_lite model can take."""
 
-    def __init__(self, bad: List[Tuple[str, gym.Space]]) -> None:
+    def __init__(self, bad: List[Tuple[str, gym.Space]], keep: List[str] = ()) -> None:
+        """``bad``: (key path, space) of every unsupported part; ``keep``: the top-level Dict keys that are fine."""
         self.paths = [path for path, _ in bad]
         listed = "; ".join(f"{path} is {space}" for path, space in bad)
-        top_keys = [_dict_key(path) for path in self.paths]
-        if all(top_keys) and len(bad):
-            fix = (f"drop it with a wrapper from the config, e.g. env.wrappers=[dict(type='gymnasium.wrappers:"
-                   f"FilterObservation', kwargs=dict(filter_keys=[...the keys to keep...]))] (without "
-                   f"{sorted(set(top_keys))}), or convert it with your own gymnasium.ObservationWrapper "
-                   f"('your_module:YourWrapper' in env.wrappers)")
+        if all(_dict_key(path) for path in self.paths) and keep:
+            fix = (f"drop it with a wrapper from the config: env.wrappers=[dict(type='gymnasium.wrappers:"
+                   f"FilterObservation', kwargs=dict(filter_keys={list(keep)}))], or convert it with your own "
+                   f"gymnasium.ObservationWrapper ('your_module:YourWrapper' in env.wrappers)")
         else:
             fix = ("convert it to a Box/Discrete/MultiBinary/MultiDiscrete space (or a Dict/Tuple of them) with a "
                    "gymnasium.ObservationWrapper listed in env.wrappers ('your_module:YourWrapper')")

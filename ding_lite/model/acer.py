@@ -12,7 +12,10 @@
 The actor and the critic are two sub-modules (``model.actor``, ``model.critic``): the policy gives each its own
 optimiser and keeps an average copy of the actor for the trust region. With ``share_encoder=True`` they share one
 observation encoder, which then belongs to the critic's parameters (``critic_parameters``). ``encoder_type`` picks
-the encoder, as VAC's (:mod:`ding_lite.torch_utils.conv`): 'mlp', 'nature_conv' or 'impala_resnet'.
+the encoder as VAC's does (:mod:`ding_lite.torch_utils.obs_encoder`): 'auto' (the default; from ``obs_space``: the
+MLP for a float Box, exactly as 'mlp', the Nature conv for a uint8 image of at least 36x36, one-hots for discrete
+leaves, a multi-input encoder for a Dict/Tuple), 'mlp', 'nature_conv' or 'impala_resnet'. Observations are tensors
+``(B, *obs_shape)``, or nested dicts of tensors for a Dict/Tuple ``obs_space``.
 """
 import copy
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -20,7 +23,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 import torch
 from torch import nn
 
-from ding_lite.torch_utils.conv import MLP, build_encoder, mlp_input
+from ding_lite.torch_utils.obs_encoder import ObsTree, build_obs_encoder
 from ding_lite.torch_utils.network import flat_dim, gaussian_sigma, make_log_sigma, mlp
 from ding_lite.utils import MODEL_REGISTRY, ConfigError
 
@@ -30,7 +33,8 @@ Logit = Union[torch.Tensor, Dict[str, torch.Tensor]]
 
 
 class ACERActor(nn.Module):
-    """pi(.|x): encoder inputs (B, obs_dim), or (B, C, H, W) for a conv encoder -> logits (B, A), or ``{'mu', 'sigma'}`` (B, D) for a Gaussian."""
+    """pi(.|x): observations (B, *obs_shape) or a nested dict -> logits (B, A), or ``{'mu', 'sigma'}`` (B, D) for a
+    Gaussian."""
 
     def __init__(self, encoder: nn.Module, enc_dim: int, action_dim: int, continuous: bool, hidden: List[int],
                  act: str, sigma_type: str, init_sigma: float) -> None:
@@ -42,7 +46,7 @@ class ACERActor(nn.Module):
             setattr(self, "log_sigma" if sigma_type == "independent" else "sigma_head",
                     make_log_sigma(sigma_type, enc_dim, hidden, action_dim, act, init_sigma))
 
-    def forward(self, obs: torch.Tensor) -> Logit:
+    def forward(self, obs: ObsTree) -> Logit:
         return self.heads(self.encoder(obs))
 
     def heads(self, feature: torch.Tensor) -> Logit:
@@ -68,7 +72,7 @@ class ACERCritic(nn.Module):
         else:
             self.q_head = mlp(enc_dim, hidden, action_dim, act)
 
-    def forward(self, obs: torch.Tensor, action: Optional[torch.Tensor] = None,
+    def forward(self, obs: ObsTree, action: Optional[torch.Tensor] = None,
                 policy: Optional[Dict[str, torch.Tensor]] = None) -> Dict[str, torch.Tensor]:
         """Discrete: ``{'q_value': (B, A)}``. Continuous: ``{'value': (B,)}``, plus ``'q_value'`` Q~(x, a) of shape
         (B,) for an ``action`` (B, D), or (K, B) for K actions per observation (K, B, D); the n samples u_i are
@@ -101,15 +105,15 @@ class ACERCritic(nn.Module):
 
 @MODEL_REGISTRY.register("acer")
 class ACER(nn.Module):
-    """ACER's policy and critic (see the module docstring); ``obs_shape``, ``action_shape`` and ``action_space``
-    default to the env's."""
+    """ACER's policy and critic (see the module docstring); ``obs_shape``, ``obs_space``, ``action_shape`` and
+    ``action_space`` default to the env's."""
 
     def __init__(self, obs_shape: Union[int, Sequence[int]] = None, action_shape: Union[int, Sequence[int]] = None,
-                 action_space: str = None, share_encoder: bool = False,
+                 action_space: str = None, obs_space: dict = None, share_encoder: bool = False,
                  encoder_hidden_size_list: List[int] = (128, 128), actor_head_hidden_size: int = 64,
                  actor_head_layer_num: int = 1, critic_head_hidden_size: int = 64, critic_head_layer_num: int = 1,
                  activation: str = "relu", sigma_type: str = "conditioned", init_sigma: float = 1.0,
-                 sdn_n_samples: int = 5, encoder_type: str = "mlp", conv_channels: List[int] = None,
+                 sdn_n_samples: int = 5, encoder_type: str = "auto", conv_channels: List[int] = None,
                  conv_hidden_size: int = None) -> None:
         super().__init__()
         if obs_shape is None or action_shape is None or action_space is None:
@@ -123,8 +127,8 @@ class ACER(nn.Module):
         self.encoder_type = encoder_type
 
         def encoder():
-            return build_encoder(encoder_type, obs_shape, encoder_hidden_size_list, activation, conv_channels,
-                                 conv_hidden_size)
+            return build_obs_encoder(encoder_type, obs_space, obs_shape, encoder_hidden_size_list, activation,
+                                     conv_channels, conv_hidden_size)
 
         actor_encoder, enc_dim = encoder()
         critic_encoder = actor_encoder if share_encoder else encoder()[0]
@@ -163,39 +167,34 @@ class ACER(nn.Module):
         move it towards ``actor_parameters(include_shared_encoder=True)`` by Polyak averaging."""
         return copy.deepcopy(self.actor).requires_grad_(False)
 
-    def _encoder_input(self, obs: torch.Tensor) -> torch.Tensor:
-        """The MLP encoder takes flat float observations; a conv encoder takes ``(B, C, H, W)`` of any dtype."""
-        return mlp_input(obs) if self.encoder_type == MLP else obs
-
-    def compute_actor(self, obs: torch.Tensor, actor: Optional[nn.Module] = None) -> Dict[str, Logit]:
-        """``obs`` (B, *obs_shape) -> ``{'logit'}``: logits (B, A) or ``{'mu', 'sigma'}`` (B, D) of pi(.|x), or of
-        ``actor``, a copy from :meth:`make_average_actor`."""
-        obs = self._encoder_input(obs)
+    def compute_actor(self, obs: ObsTree, actor: Optional[nn.Module] = None) -> Dict[str, Logit]:
+        """``obs`` (B, *obs_shape) or a nested dict -> ``{'logit'}``: logits (B, A) or ``{'mu', 'sigma'}`` (B, D) of
+        pi(.|x), or of ``actor``, a copy from :meth:`make_average_actor`. The encoders take the observation as it
+        comes (flattening, casts and 1/255 scaling are theirs)."""
         return {"logit": (self.actor if actor is None else actor)(obs)}
 
-    def _features(self, obs: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        """The actor's and the critic's encoder features (B, enc_dim) of encoder inputs: one pass of a shared
+    def _features(self, obs: ObsTree) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The actor's and the critic's encoder features (B, enc_dim) of observations: one pass of a shared
         encoder (MLP or conv) serves both."""
         actor_feature = self.actor.encoder(obs)
         return actor_feature, (actor_feature if self.share_encoder else self.critic.encoder(obs))
 
-    def compute_actor_then_critic(self, obs: torch.Tensor, make_action: Callable[[Logit], torch.Tensor]
+    def compute_actor_then_critic(self, obs: ObsTree, make_action: Callable[[Logit], torch.Tensor]
                                   ) -> Dict[str, torch.Tensor]:
         """Continuous actions: the actor's ``{'logit'}`` for ``obs`` (B, *obs_shape), then the critic's ``{'value'}``
         (B,) and Q~ ``'q_value'`` (K, B) of the actions ``make_action(logit)`` (K, B, D), which may depend on the
         policy's statistics (a' ~ pi); the u_i of the SDN are drawn from ``logit``. As 'compute_actor' then
         'compute_critic' with ``policy=logit``, but with one pass of a shared encoder."""
-        actor_feature, critic_feature = self._features(self._encoder_input(obs))
+        actor_feature, critic_feature = self._features(obs)
         logit = self.actor.heads(actor_feature)
         return {"logit": logit, **self.critic.heads(critic_feature, make_action(logit), logit)}
 
-    def forward(self, obs: torch.Tensor, mode: str = "compute_actor_critic", action: Optional[torch.Tensor] = None,
+    def forward(self, obs: ObsTree, mode: str = "compute_actor_critic", action: Optional[torch.Tensor] = None,
                 policy: Optional[Dict[str, torch.Tensor]] = None) -> Dict[str, torch.Tensor]:
-        """``obs`` (B, *obs_shape). ``mode``: 'compute_actor' -> ``{'logit'}``; 'compute_critic' -> ``{'q_value'}``
-        (discrete, (B, A)) or ``{'value'}`` (continuous, (B,)) plus Q~ ``'q_value'`` for ``action`` (B, D) or
-        (K, B, D), its u_i drawn from ``policy`` (``{'mu', 'sigma'}`` already computed for ``obs``; None: the actor
-        runs); 'compute_actor_critic' -> both (the continuous SDN samples u_i from this ``logit``)."""
-        obs = self._encoder_input(obs)
+        """``obs`` (B, *obs_shape) or a nested dict. ``mode``: 'compute_actor' -> ``{'logit'}``; 'compute_critic' ->
+        ``{'q_value'}`` (discrete, (B, A)) or ``{'value'}`` (continuous, (B,)) plus Q~ ``'q_value'`` for ``action``
+        (B, D) or (K, B, D), its u_i drawn from ``policy`` (``{'mu', 'sigma'}`` already computed for ``obs``; None:
+        the actor runs); 'compute_actor_critic' -> both (the continuous SDN samples u_i from this ``logit``)."""
         if mode == "compute_actor":
             return self.compute_actor(obs)
         if mode == "compute_critic":

@@ -3,7 +3,8 @@ import math
 
 from easydict import EasyDict
 
-from ding_lite.torch_utils.conv import ENCODER_REGISTRY, MLP, encoder_types
+from ding_lite.torch_utils.conv import ENCODER_REGISTRY, MLP
+from ding_lite.torch_utils.obs_encoder import AUTO, AUTO_CONV, encoder_choices
 from ding_lite.torch_utils.network import ACTIVATIONS, LOG_SIGMA_MAX, LOG_SIGMA_MIN, SIGMA_TYPES
 from ding_lite.utils import ConfigError
 from ding_lite.utils.suggest import did_you_mean
@@ -30,9 +31,11 @@ def check_actor_critic_config(cfg: EasyDict, path: str) -> None:
 
 
 def check_encoder_config(cfg: EasyDict, path: str) -> None:
-    """``encoder_type`` names an encoder (see ``ding_lite.torch_utils.conv``); ``conv_channels`` and
-    ``conv_hidden_size`` are None or positive ints."""
-    choices = encoder_types()
+    """``encoder_type`` names an encoder ('auto', see ``ding_lite.torch_utils.obs_encoder``, or one of
+    ``ding_lite.torch_utils.conv``); ``conv_channels`` and ``conv_hidden_size`` are None or positive ints, of the
+    right length for the conv (for 'auto', the Nature conv its image leaves get). What needs the observation space
+    ('mlp' on images, a conv without one) is checked when the model is built, from ``obs_space``."""
+    choices = encoder_choices()
     if cfg.encoder_type not in choices:
         raise ConfigError(f"{path}.encoder_type={cfg.encoder_type!r}: unknown encoder"
                           f"{did_you_mean(str(cfg.encoder_type), choices)}; choose one of {choices}")
@@ -41,15 +44,17 @@ def check_encoder_config(cfg: EasyDict, path: str) -> None:
                                  or any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in channels)):
         raise ConfigError(f"{path}.conv_channels={channels!r}: must be None (the encoder's own) or a list of positive "
                           f"ints, one per conv layer (nature_conv: 3) or stage (impala_resnet: 3)")
-    default = getattr(ENCODER_REGISTRY.get(cfg.encoder_type), "DEFAULT_CHANNELS", None) \
-        if cfg.encoder_type != MLP else None
+    conv = AUTO_CONV if cfg.encoder_type == AUTO else cfg.encoder_type
+    default = getattr(ENCODER_REGISTRY.get(conv), "DEFAULT_CHANNELS", None) if conv != MLP else None
     if channels is not None and default is not None and len(channels) != len(default):
-        raise ConfigError(f"{path}.conv_channels={list(channels)}: encoder '{cfg.encoder_type}' has {len(default)} "
-                          f"conv layers/stages (its own channels: {list(default)})")
+        auto = f" (its image leaves get '{AUTO_CONV}')" if cfg.encoder_type == AUTO else ""
+        raise ConfigError(f"{path}.conv_channels={list(channels)}: encoder '{cfg.encoder_type}'{auto} has "
+                          f"{len(default)} conv layers/stages (its own channels: {list(default)})")
     size = cfg.conv_hidden_size
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
         raise ConfigError(f"{path}.conv_hidden_size={size!r}: must be None (the encoder's own) or a positive int")
     if cfg.encoder_type == MLP and (channels is not None or size is not None):
+        convs = [c for c in choices if c not in (MLP, AUTO)]
         raise ConfigError(f"{path}.conv_channels / {path}.conv_hidden_size are set but {path}.encoder_type='mlp' "
-                          f"has no conv layers; choose a conv encoder ({[c for c in choices if c != MLP]}) or "
-                          f"remove them")
+                          f"has no conv layers; choose 'auto' (a conv for image observations) or a conv encoder "
+                          f"({convs}), or remove them")

@@ -2,6 +2,13 @@
 
 Critic replicas are evaluated together as one ensemble network (one batched matmul per layer), so N critics cost
 about as much as one at the batch sizes of SAC.
+
+Observations: a tensor ``(B, *obs_shape)`` or, for a Dict/Tuple ``obs_space``, a nested dict of tensors. QAC has no
+encoder: the actor and the critics take the observation flattened without parameters
+(:class:`ding_lite.torch_utils.obs_encoder.ObsFlattener`): a Box flattened (exactly as before ``obs_space``), a
+Discrete leaf one-hot (of ``x - start``), MultiDiscrete one-hots, MultiBinary as float, the leaves of a Dict/Tuple
+concatenated depth first. Image-like leaves (uint8 frames of at least 36x36) are refused: SAC from pixels is not
+supported yet.
 """
 import copy
 from typing import Dict, List, Optional, Sequence, Union
@@ -9,8 +16,8 @@ from typing import Dict, List, Optional, Sequence, Union
 import torch
 from torch import nn
 
-from ding_lite.torch_utils.conv import mlp_input
-from ding_lite.torch_utils.network import ACTIVATIONS, EnsembleMLP, flat_dim, mlp
+from ding_lite.torch_utils.network import ACTIVATIONS, EnsembleMLP, mlp
+from ding_lite.torch_utils.obs_encoder import ObsTree, build_obs_flattener
 from ding_lite.utils import MODEL_REGISTRY, ConfigError
 
 ActionShape = Union[int, Sequence[int], Dict[str, int]]
@@ -21,6 +28,8 @@ class QAC(nn.Module):
     """Actor and ``num_critics`` Q networks.
 
     ``num_critics`` replicas (DI-engine's ``twin_critic``: True is 2, False is 1; None leaves ``num_critics``).
+    ``obs_space``: the env's observation space description (None: a float Box of ``obs_shape``), flattened as in the
+    module docstring.
 
     * 'continuous' (action_shape D): actor -> ``{'mu', 'log_std'}`` (B, D); critic(obs, action) -> (N, B).
     * 'discrete' (action_shape A): actor -> ``{'logit'}`` (B, A) (absent with ``actor=False``: ALF's Boltzmann
@@ -30,8 +39,8 @@ class QAC(nn.Module):
     """
 
     def __init__(self, obs_shape: Union[int, Sequence[int]] = None, action_shape: ActionShape = None,
-                 action_space: str = None, num_critics: int = 2, twin_critic: bool = None, actor: bool = True,
-                 actor_head_hidden_size: int = 256, actor_head_layer_num: int = 2,
+                 action_space: str = None, obs_space: dict = None, num_critics: int = 2, twin_critic: bool = None,
+                 actor: bool = True, actor_head_hidden_size: int = 256, actor_head_layer_num: int = 2,
                  critic_head_hidden_size: int = 256, critic_head_layer_num: int = 2, activation: str = "relu",
                  log_std_min: float = -20.0, log_std_max: float = 2.0) -> None:
         super().__init__()
@@ -41,7 +50,8 @@ class QAC(nn.Module):
         self.action_space = action_space
         if twin_critic is not None:  # DI-engine's name: True is two critics, False one
             num_critics = 2 if twin_critic else 1
-        obs_dim = flat_dim(obs_shape)
+        self.flatten_obs = build_obs_flattener(obs_space, obs_shape, "SAC (QAC)")
+        obs_dim = self.flatten_obs.output_dim
         if action_space == "mixed":
             n_discrete, act_dim = int(action_shape[0]), int(action_shape[1])
         elif action_space == "continuous":
@@ -78,21 +88,22 @@ class QAC(nn.Module):
         if cfg.log_std_min >= cfg.log_std_max:
             raise ConfigError(f"{path}.log_std_min={cfg.log_std_min} must be below log_std_max={cfg.log_std_max}")
 
-    def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        """(B, *obs_shape) -> ``{'mu', 'log_std'}`` (continuous, mixed) or ``{'logit'}`` (discrete)."""
-        out = self.actor(mlp_input(obs))
+    def compute_actor(self, obs: ObsTree) -> Dict[str, torch.Tensor]:
+        """(B, *obs_shape) or a nested dict -> ``{'mu', 'log_std'}`` (continuous, mixed) or ``{'logit'}``
+        (discrete)."""
+        out = self.actor(self.flatten_obs(obs))
         if self.action_space == "discrete":
             return {"logit": out}
         mu, log_std = out.chunk(2, dim=-1)
         return {"mu": mu, "log_std": log_std.clamp(self.log_std_min, self.log_std_max)}
 
-    def compute_critic(self, obs: torch.Tensor, action: Optional[torch.Tensor] = None,
+    def compute_critic(self, obs: ObsTree, action: Optional[torch.Tensor] = None,
                        critic: Optional[nn.Module] = None, detach_weights: bool = False) -> torch.Tensor:
         """Q of every replica: (N, B) for continuous; (N, B, A) discrete; (N, B, K) mixed (given the continuous
-        action (B, D)). ``obs`` is (B, *obs_shape). ``critic``: a copy of ``self.critic`` (e.g. the target critics of
-        :meth:`make_target_critic`) to evaluate the same way instead of the model's own. ``detach_weights``: the
-        critics' weights as constants, gradients flow to ``action`` only (SAC's actor loss)."""
-        x = mlp_input(obs)
+        action (B, D)). ``obs`` is (B, *obs_shape) or a nested dict. ``critic``: a copy of ``self.critic`` (e.g. the
+        target critics of :meth:`make_target_critic`) to evaluate the same way instead of the model's own.
+        ``detach_weights``: the critics' weights as constants, gradients flow to ``action`` only (SAC's actor loss)."""
+        x = self.flatten_obs(obs)
         if self.action_space != "discrete":
             x = torch.cat([x, action], dim=-1)
         net = self.critic if critic is None else critic
@@ -113,7 +124,7 @@ class QAC(nn.Module):
         """The parameters of the critic ensemble (every replica)."""
         return list(self.critic.parameters())
 
-    def forward(self, obs: torch.Tensor, mode: str = "compute_actor",
+    def forward(self, obs: ObsTree, mode: str = "compute_actor",
                 action: Optional[torch.Tensor] = None) -> Union[Dict[str, torch.Tensor], torch.Tensor]:
         """``mode`` 'compute_actor' -> :meth:`compute_actor`; 'compute_critic' -> :meth:`compute_critic`."""
         if mode == "compute_actor":

@@ -27,7 +27,8 @@ How a train sample stores its observations (``policy.obs_storage``):
   that was truncated and not terminated (zeros when there is none): (T+2)/T observations per step. ``next_obs[t]`` of
   every other step is x_{t+1} or never read (a termination). An unroll with two such steps (episodes shorter than the
   unroll, cut by a time limit) cannot be stored so: the collector stops with an error that says so.
-* 'auto' (the default): 'compact' for integer observations (uint8 frames, where memory matters), 'full' otherwise.
+* 'auto' (the default): 'compact' when an observation leaf is uint8 (frames, where memory matters), 'full'
+  otherwise.
 
 The learner reads both layouts (:class:`UnrollBatch`); its forward pass and targets are the same either way.
 """
@@ -119,7 +120,7 @@ class UnrollPolicy(Policy):
     config = dict(
         # (str) How a train sample (one unroll) stores its observations: 'full' (obs and next_obs of every step, 2 per
         # step), 'compact' (x_0 .. x_T plus one slot for a truncated episode's final observation, (T+2)/T per step) or
-        # 'auto': 'compact' for integer observations (uint8 frames), 'full' for float ones. See unroll_policy.py.
+        # 'auto': 'compact' when an observation leaf is uint8 (frames), else 'full'. See unroll_policy.py.
         obs_storage="auto",
         eval=dict(
             # (float) Evaluation acts greedily, except that with this probability an env's step takes a uniformly
@@ -177,10 +178,10 @@ class UnrollPolicy(Policy):
         return tree_map(lambda x: x.transpose(0, 1), segment)
 
     def _compact_obs(self, obs: Tree) -> bool:
-        """'compact' storage: asked for, or 'auto' and some observation leaf is integer (uint8 frames)."""
+        """'compact' storage: asked for, or 'auto' and some observation leaf is uint8 (frames, where memory matters;
+        not the small integer leaves of Discrete or MultiBinary spaces)."""
         storage = self._cfg.obs_storage
-        return storage == "compact" or (storage == "auto" and
-                                        any(not x.is_floating_point() for x in tree_leaves(obs)))
+        return storage == "compact" or (storage == "auto" and any(x.dtype == torch.uint8 for x in tree_leaves(obs)))
 
     @torch.no_grad()
     def _forward_eval(self, obs: torch.Tensor) -> Dict[str, Any]:

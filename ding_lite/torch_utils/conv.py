@@ -1,6 +1,8 @@
 """Observation encoders of the actor-critic models, selected by ``policy.model.encoder_type``.
 
-* ``'mlp'`` (the default): the flattened observation through the MLP of ``encoder_hidden_size_list``.
+* ``'mlp'``: the flattened observation through the MLP of ``encoder_hidden_size_list``. (The models' default is
+  ``'auto'``, which picks one of these per observation leaf from the observation space:
+  :mod:`ding_lite.torch_utils.obs_encoder`.)
 * ``'nature_conv'``: the Nature-DQN torso (Mnih et al. 2015): conv 32 8x8 stride 4, conv 64 4x4 stride 2,
   conv 64 3x3 stride 1, each followed by a ReLU, then a fully connected layer of 512 and a ReLU. Inputs of at least
   36x36 pixels (84x84 on Atari).

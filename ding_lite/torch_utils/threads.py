@@ -4,7 +4,7 @@ Measured on a 2-core VM (torch 2.13, SAC on Pendulum, batch 256, ms per update, 
 (a second thread costs more in hand-off than it saves), [128, 128] 3.19 vs 2.56, [256, 256] 9.33 vs 5.87 (1.59x).
 Acting (batch 1) is the same either way. So: one thread for networks narrower than 128 units or batches of fewer than
 128 rows; otherwise every core this process may use, up to 4 (more than 2 is not measured here). A conv encoder
-(``model.encoder_type`` other than 'mlp') counts as wide whatever its layer sizes: its convolutions are the bulk of
+(a conv ``model.encoder_type``, or 'auto' on an image leaf of ``model.obs_space``) counts as wide whatever its layer sizes: its convolutions are the bulk of
 the work (IMPALA with either conv encoder on (4, 84, 84) frames: see benchmarks/atari_learner_speed.py).
 
 That rule assumes the cores are free. On a shared machine they are not, and torch's OpenMP threads (libgomp) spin-wait
@@ -77,7 +77,8 @@ def widest_layer(model_cfg: Mapping[str, Any]) -> int:
 def auto_threads(policy_cfg: Mapping[str, Any], cores: int) -> int:
     """The thread count ``torch_threads='auto'`` gives a learner on ``cores`` free cores (see the module doc)."""
     rows = int(policy_cfg["learn"]["batch_size"]) * int(policy_cfg["unroll_len"])
-    conv = policy_cfg["model"].get("encoder_type", "mlp") not in (None, "mlp")
+    from ding_lite.torch_utils.obs_encoder import has_conv  # lazy, like the module's torch import
+    conv = has_conv(policy_cfg["model"].get("encoder_type", "mlp"), policy_cfg["model"].get("obs_space"))
     if (widest_layer(policy_cfg["model"]) < WIDE and not conv) or rows < ROWS:
         return 1
     return max(1, min(cores, MAX_AUTO_THREADS))

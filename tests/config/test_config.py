@@ -98,6 +98,10 @@ def test_policy_sections_beat_worker_defaults_and_user_beats_both(registry_clean
 def test_default_exp_name_and_types_from_main_config():
     cfg = compile_config(main(exp_name="", policy=dict(type="impala")))
     assert cfg.exp_name == "CartPole-v1_impala" and cfg.policy.type == "impala"
+    # a 'package:id' env id names the run by the id alone (no ':' in a directory name)
+    cfg = compile_config(main(exp_name="", env=dict(env_id="gymnasium.envs.classic_control:CartPole-v1"),
+                              policy=dict(type="impala")))
+    assert cfg.exp_name == "CartPole-v1_impala"
 
 
 def test_inputs_are_not_mutated():

@@ -23,7 +23,8 @@ def test_describe_every_leaf_kind_and_nesting():
         direction=dict(space="discrete", n=4, start=1),
         image=dict(space="box", shape=[7, 7, 3], dtype="uint8"),
         t=dict(space="tuple", spaces={"0": dict(space="multi_binary", shape=[3]),
-                                      "1": dict(space="multi_discrete", nvec=[2, 3, 4, 5], shape=[2, 2])})))
+                                      "1": dict(space="multi_discrete", nvec=[2, 3, 4, 5], start=[0, 0, 0, 0],
+                                                             shape=[2, 2])})))
     # leaves in the space's own key order (what gymnasium's vector envs batch by)
     assert [p for p, _ in leaf_descriptions(d)] == [(k,) for k in space.keys() if k != "t"] + [("t", "0"), ("t", "1")]
     assert obs_shape_of(d) == {"direction": [], "image": [7, 7, 3], "t": {"0": [3], "1": [2, 2]}}
@@ -38,7 +39,7 @@ def test_unsupported_subspaces_are_named_with_the_fix():
         describe_obs_space(space)
     msg = str(err.value)
     assert "obs['mission'] is Text" in msg and "obs['other'] is Sequence" in msg
-    assert "FilterObservation" in msg and "env.wrappers" in msg and "['mission', 'other']" in msg
+    assert "FilterObservation', kwargs=dict(filter_keys=['image']))]" in msg and "env.wrappers" in msg
     assert isinstance(err.value, UserError)
     with pytest.raises(UnsupportedObsSpace, match=r"obs\[1\] is Text.*ObservationWrapper"):
         describe_obs_space(S.Tuple((S.Discrete(2), S.Text(3))))
@@ -100,3 +101,11 @@ def test_finite_check_names_the_leaf():
     obs, reward, term, trunc, info = env.step(np.zeros(2, np.int64))
     with pytest.raises(NonFiniteError, match=r"non-finite obs\['position'\] .*env index 0 of 2.*element 0 is nan"):
         check.step(obs, reward, term | trunc, info, 2)
+
+
+def test_multi_discrete_start_reaches_the_encoder():
+    """gymnasium's MultiDiscrete(start=...) is one-hot encoded from its own start (described, then flattened)."""
+    from ding_lite.torch_utils.obs_encoder import LeafFlattener
+    space = S.MultiDiscrete([3, 2], start=[1, -1])
+    flat = LeafFlattener(describe_obs_space(space))(obs_to_tensor(np.array([[1, -1], [3, 0]])))
+    assert flat.tolist() == [[1, 0, 0, 1, 0], [0, 0, 1, 0, 1]]

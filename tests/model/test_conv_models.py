@@ -30,9 +30,9 @@ def with_env_shapes(cfg, action_shape=6):
 
 
 @pytest.mark.parametrize("policy_type", ["impala", "acer"])
-def test_encoder_type_defaults_to_mlp(policy_type):
+def test_encoder_type_defaults_to_auto(policy_type):
     model = compiled(policy_type).policy.model
-    assert model.encoder_type == "mlp" and model.conv_channels is None and model.conv_hidden_size is None
+    assert model.encoder_type == "auto" and model.conv_channels is None and model.conv_hidden_size is None
 
 
 @pytest.mark.parametrize("policy_type", ["impala", "acer"])
@@ -42,14 +42,15 @@ def test_misspelt_encoder_type_names_the_key_and_the_choices(policy_type):
     msg = str(err.value)
     assert "policy.model.encoder_type='natur_conv'" in msg
     assert "did you mean nature_conv?" in msg
-    assert "['impala_resnet', 'mlp', 'nature_conv']" in msg
+    assert "['auto', 'impala_resnet', 'mlp', 'nature_conv']" in msg
 
 
 @pytest.mark.parametrize("model, match", [
     (dict(encoder_type="nature_conv", conv_channels=[32, 64]), r"policy.model.conv_channels=\[32, 64\]: .* 3 conv"),
     (dict(encoder_type="impala_resnet", conv_channels=[16, 0, 32]), "policy.model.conv_channels"),
     (dict(encoder_type="impala_resnet", conv_hidden_size=-1), "policy.model.conv_hidden_size=-1"),
-    (dict(conv_hidden_size=64), "encoder_type='mlp' has no conv layers"),
+    (dict(encoder_type="mlp", conv_hidden_size=64), "encoder_type='mlp' has no conv layers"),
+    (dict(conv_channels=[32, 64]), r"conv_channels=\[32, 64\]: encoder 'auto' \(its image leaves get 'nature_conv'\)"),
 ])
 def test_conv_sizes_are_checked(model, match):
     with pytest.raises(ConfigError, match=match):
