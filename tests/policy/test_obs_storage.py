@@ -1,6 +1,7 @@
 """policy.obs_storage: an unroll stored 'compact' (x_0 .. x_T plus one final-observation slot) trains exactly as the
 same unroll stored 'full' (obs and next_obs of every step), across terminations and truncations inside the unroll and
-at its last step; 'auto' picks compact for integer observations; what compact storage cannot hold is an error."""
+at its last step, for a Dict observation too; 'auto' picks compact for uint8 observations; what compact storage
+cannot hold is an error."""
 import pytest
 import torch
 
@@ -127,3 +128,44 @@ def test_obs_storage_is_checked():
     with pytest.raises(ConfigError, match="policy.obs_storage='half': must be 'auto', 'full' or 'compact'"):
         compile_config((dict(env=dict(env_id="CartPole-v1"), policy=dict(obs_storage="half")),
                         dict(policy=dict(type="impala"))))
+
+
+def nested_segment():
+    """``segment`` with a Dict observation: a uint8 leaf and a float leaf (same episode ends, other values)."""
+    pixels, floats = segment(torch.uint8, seed=0), segment(torch.float32, seed=1)
+    seg = dict(pixels)
+    for key in ("obs", "next_obs"):
+        seg[key] = {"frame": pixels[key], "vec": floats[key]}
+    return seg
+
+
+NESTED_SPACE = dict(space="dict", spaces=dict(frame=dict(space="box", shape=OBS_SHAPE, dtype="uint8"),
+                                              vec=dict(space="box", shape=OBS_SHAPE, dtype="float32")))
+
+
+@pytest.mark.parametrize("name", ["impala", "acer"])
+def test_compact_and_full_storage_train_the_same_on_dict_observations(name):
+    """Compact storage of a Dict observation keeps every leaf's observations; 'auto' picks it for the uint8 leaf."""
+    policies = []
+    for storage in ("full", "auto"):
+        policy = make_policy(name, storage)
+        policy.cfg.model.obs_space = NESTED_SPACE
+        torch.manual_seed(0)
+        policies.append(type(policy)(policy.cfg))
+    full, compact = policies
+    seg = nested_segment()
+    flat = {k: v.reshape(T * N, *OBS_SHAPE) for k, v in seg["obs"].items()}
+    seg["logit"] = full.collect_mode.forward(flat)["logit"].reshape(T, N, -1)
+    sample_full = full.collect_mode.get_train_sample(seg)
+    sample_compact = compact.collect_mode.get_train_sample(seg)
+    assert "final_obs" in sample_compact and set(sample_compact["obs"]) == {"frame", "vec"}
+    assert sample_compact["obs"]["frame"].dtype == torch.uint8
+    assert sample_compact["obs"]["vec"].shape == (N, T + 1, *OBS_SHAPE)
+    b_full, b_compact = full._unroll_batch(sample_full), compact._unroll_batch(sample_compact)
+    for key in ("frame", "vec"):
+        assert torch.equal(b_full.finals(b_full.model_in[key]), b_compact.finals(b_compact.model_in[key]))
+        assert torch.equal(b_full.last(b_full.model_in[key]), b_compact.last(b_compact.model_in[key]))
+        assert torch.equal(b_full.flat_obs[key], b_compact.flat_obs[key])
+    info_full, info_compact = full.learn_mode.forward(sample_full), compact.learn_mode.forward(sample_compact)
+    for key, value in info_full.items():
+        assert float(info_compact[key]) == pytest.approx(float(value), rel=1e-5, abs=1e-6), key
