@@ -60,7 +60,7 @@ class EnvConfig(Configurable):
                 f"{path}.evaluator_env_num={cfg.evaluator_env_num}: every eval env runs the same number of episodes "
                 f"so short episodes do not bias the mean; make it a multiple"
             )
-        check_wrappers(cfg.get("wrappers", []), f"{path}.wrappers")
+        check_wrappers(cfg.wrappers, f"{path}.wrappers")
 
 
 def registry_id(env_id: str) -> str:
