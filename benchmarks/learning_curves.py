@@ -6,6 +6,9 @@ Writes docs/images/<name>.png and benchmarks/results/learning_curves_<name>.txt/
 themselves go to runs/learning_curves/ (ignored by git).
 
     python benchmarks/learning_curves.py [--only cartpole_impala] [--seeds 0 1 2]
+
+hopper_sac and hopper_sac_normalize_obs (SAC on MuJoCo Hopper-v5 without and with ``env.normalize_obs``; needs
+``pip install "gymnasium[mujoco]"``) measure what observation normalisation does (docs/custom_env.md).
 """
 import argparse
 import os
@@ -14,11 +17,16 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# name -> (config, env-step budget, summary threshold)
+# Hopper-v5 with the HalfCheetah SAC config (gymnasium's mujoco extra), with and without env.normalize_obs.
+HOPPER = ["--set", "env.env_id='Hopper-v5'", "--set", "policy.random_collect_size=5000",
+          "--set", "policy.eval.evaluator.eval_freq=2500"]
+# name -> (config, env-step budget, summary threshold, extra CLI arguments)
 CURVES = {
-    "cartpole_impala": ("cartpole_impala.py", 30_000, 475),
-    "cartpole_acer": ("cartpole_acer.py", 30_000, 475),
-    "pendulum_sac": ("pendulum_sac.py", 6_000, -200),
+    "cartpole_impala": ("cartpole_impala.py", 30_000, 475, []),
+    "cartpole_acer": ("cartpole_acer.py", 30_000, 475, []),
+    "pendulum_sac": ("pendulum_sac.py", 6_000, -200, []),
+    "hopper_sac": ("halfcheetah_sac.py", 60_000, 1000, HOPPER),
+    "hopper_sac_normalize_obs": ("halfcheetah_sac.py", 60_000, 1000, HOPPER + ["--set", "env.normalize_obs=True"]),
 }
 
 
@@ -39,13 +47,13 @@ def main() -> None:
     results = os.path.join(ROOT, "benchmarks", "results")
     os.makedirs(images, exist_ok=True)
     for name in args.only:
-        config, budget, threshold = CURVES[name]
+        config, budget, threshold, extra = CURVES[name]
         folder = os.path.join(work, name)
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
         seeds = [a for s in args.seeds for a in ("-s", str(s))]
         ding_lite("-c", os.path.join(ROOT, "dizoo_configs", config), *seeds, "--env-step", str(budget), "-q",
-                  "--set", "env.stop_value=None", cwd=folder)
+                  "--set", "env.stop_value=None", *extra, cwd=folder)
         ding_lite("plot", ".", "-o", os.path.join(images, f"{name}.png"), cwd=folder)
         table = ding_lite("summary", ".", "--threshold", str(threshold), cwd=folder, capture=True)
         data = ding_lite("summary", ".", "--threshold", str(threshold), "--json", cwd=folder, capture=True)

@@ -143,12 +143,12 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
                                     "multi-agent support, and reads policy.model.obs_shape from the env); remove it",
     "policy.model.global_obs_shape": "not supported: a multi-agent model input of DI-engine (ding_lite has no "
                                      "multi-agent support, and reads policy.model.obs_shape from the env); remove it",
-    "env.norm_obs": "not supported: DI-engine's MuJoCo env option for running observation normalisation (off, "
-                    "use_norm=False, in every dizoo config); ding_lite does not normalise observations: remove it (to "
-                    "normalise, register an env of your own wrapped in gymnasium.wrappers.NormalizeObservation)",
+    "env.norm_obs": "not supported in this form: DI-engine's MuJoCo env option for running observation "
+                    "normalisation (off, use_norm=False, in every dizoo config); remove it, and for use_norm=True set "
+                    "env.normalize_obs=True (ding_lite's running mean/std, kept with the policy)",
     "env.norm_reward": "not supported: DI-engine's MuJoCo env option for reward normalisation (off, use_norm=False, "
-                       "in every dizoo config); ding_lite does not normalise rewards: remove it (to normalise, "
-                       "register an env of your own wrapped in gymnasium.wrappers.NormalizeReward)",
+                       "in every dizoo config); ding_lite does not normalise rewards: remove it (to scale rewards, "
+                       "list gymnasium.wrappers:NormalizeReward in env.wrappers)",
     "env.manager.reset_inplace": "has no effect: ding_lite's vector envs reset finished envs in place on their own; "
                                  "remove it",
     # Fallbacks for whole sections.

@@ -11,6 +11,7 @@ from ding_lite.config import compile_config
 from ding_lite.envs import EnvSpec, env_factory, make_vector_env
 from ding_lite.policy import Policy
 from ding_lite.torch_utils.malloc import keep_freed_memory
+from ding_lite.torch_utils.obs_norm import mark_normalized, normalized_leaves
 from ding_lite.torch_utils.precision import set_matmul_precision
 from ding_lite.torch_utils.threads import auto_threads, available_cores
 from ding_lite.utils.seed import env_seeds
@@ -29,7 +30,7 @@ def resolve_env_spaces(cfg: EasyDict, spec: EnvSpec) -> None:
                           f"has a {spec.action_space_type} action space; set policy.action_space='auto'")
     env_facts = {
         "obs_shape": spec.obs_shape,
-        "obs_space": spec.obs_space,
+        "obs_space": observation_space(cfg, spec),
         "action_shape": spec.model_action_shape,
         "action_space": spec.action_space_type,
     }
@@ -42,6 +43,22 @@ def resolve_env_spaces(cfg: EasyDict, spec: EnvSpec) -> None:
         elif _as_list(given) != _as_list(value):
             raise ConfigError(f"policy.model.{key}={given!r} does not match the env's {value!r}; remove it to use "
                               f"the env's")
+
+
+def observation_space(cfg: EasyDict, spec: EnvSpec) -> dict:
+    """``policy.model.obs_space``: the env's observation space, its float leaves marked for normalisation when
+    ``env.normalize_obs`` is on (the policy reads the marks; ``ding_lite/torch_utils/obs_norm.py``)."""
+    if not cfg.env.normalize_obs:
+        return spec.obs_space
+    if "obs_space" not in cfg.policy.model:
+        raise ConfigError(f"env.normalize_obs=True needs a model that takes obs_space (the policy reads which leaves "
+                          f"to normalise from policy.model.obs_space); model '{cfg.policy.model.type}' has no such "
+                          f"argument: add obs_space=None to its constructor, or set env.normalize_obs=False")
+    marked = mark_normalized(spec.obs_space, cfg.env.normalize_obs_clip)
+    if not normalized_leaves(marked):
+        raise ConfigError(f"env.normalize_obs=True but env '{cfg.env.env_id or cfg.env.type}' has no float Box "
+                          f"observation to normalise (its space: {spec.obs_space}); set env.normalize_obs=False")
+    return marked
 
 
 def _as_list(x) -> list:

@@ -122,6 +122,7 @@ class TrainingRun(RunBase):
             return
         collect_iter = self._version_iter.get(arrival.version, self.learner.train_iter)
         self.buffer.push(arrival.data, self.env_step, collect_iter=collect_iter)
+        self.policy.update_obs_stats(arrival.data)
         if not arrival.warm_up:
             self._budget += self.cfg.policy.learn.update_per_collect * arrival.n / self.cfg.policy.collect.n_sample
 

@@ -46,6 +46,13 @@ class EnvConfig(Configurable):
         # (gymnasium.make's TimeLimit, Atari's preprocessing, an ENV_REGISTRY entry's env); the policy sees the
         # wrapped spaces. See docs/custom_env.md.
         wrappers=[],
+        # (bool) Normalise the float observations (every float Box leaf) by running mean and variance, as SB3's
+        # VecNormalize: the statistics travel with the policy (checkpoints, workers, -m eval) and are updated from
+        # each batch of train samples, never by evaluation. See ding_lite/torch_utils/obs_norm.py.
+        normalize_obs=False,
+        # (float) With normalize_obs: normalised observations are clipped to [-normalize_obs_clip, normalize_obs_clip];
+        # None: no clip.
+        normalize_obs_clip=10.0,
     )
     free_form = ("kwargs",)
 
@@ -61,6 +68,9 @@ class EnvConfig(Configurable):
                 f"so short episodes do not bias the mean; make it a multiple"
             )
         check_wrappers(cfg.wrappers, f"{path}.wrappers")
+        clip = cfg.normalize_obs_clip
+        if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or not clip > 0):
+            raise ConfigError(f"{path}.normalize_obs_clip={clip!r}: must be a positive number, or None for no clip")
 
 
 def registry_id(env_id: str) -> str:

@@ -11,6 +11,7 @@ import torch
 from easydict import EasyDict
 
 from ding_lite.torch_utils.lr_schedule import LRScheduler, parse_lr_scheduler
+from ding_lite.torch_utils.obs_norm import ObsNormalizer, make_obs_normalizer
 from ding_lite.torch_utils.tree import tree_map
 from ding_lite.utils import MODEL_REGISTRY, Configurable, ConfigError, UserError, import_modules
 
@@ -123,6 +124,7 @@ class Policy(Configurable):
             model = self._create_model(cfg.model)
         self._model = model.to(self._device)
         self._setup_model()
+        self._obs_norm = self._attach_obs_normalizer()
         self._enable_field = tuple(enable_field)
         for field in self._enable_field:
             getattr(self, f"_init_{field}")()
@@ -154,6 +156,29 @@ class Policy(Configurable):
         the policy's own state that must travel with ``model.state_dict()`` (published to parallel workers, loaded
         by ``-m eval``). The default attaches nothing."""
 
+    def _attach_obs_normalizer(self) -> Optional[ObsNormalizer]:
+        """``model.obs_normalizer`` (``env.normalize_obs``: the float leaves marked in ``policy.model.obs_space``), so
+        that its statistics travel with ``model.state_dict()``; None when nothing is normalised. A model that already
+        has one (a copy of a model set up here) keeps its own."""
+        existing = getattr(self._model, "obs_normalizer", None)
+        if existing is not None:
+            return existing
+        norm = make_obs_normalizer(self._cfg.model.obs_space if "obs_space" in self._cfg.model else None)
+        if norm is not None:
+            self._model.add_module("obs_normalizer", norm.to(self._device))
+        return norm
+
+    def update_obs_stats(self, samples: Dict[str, Any]) -> None:
+        """Merge the observations of a batch of train samples (``samples['obs']``, any leading dims) into the
+        normalisation statistics; nothing without ``env.normalize_obs``. Called where samples reach the learner's
+        buffer, never in evaluation."""
+        if self._obs_norm is not None:
+            self._obs_norm.update(samples["obs"])
+
+    def _normalized(self, obs: Any) -> Any:
+        """Observations as the model takes them: normalised with the running statistics when they are kept."""
+        return obs if self._obs_norm is None else self._obs_norm(obs)
+
     def checkpoint_model_state(self, policy_state: Dict[str, Any]) -> Dict[str, Any]:
         """The model's state dict from a learn-mode state (a checkpoint's ``policy`` entry), brought up to date
         when an older checkpoint kept part of the model's state elsewhere. The default returns ``model``."""
@@ -184,8 +209,9 @@ class Policy(Configurable):
         return self._device
 
     def _on_device(self, obs: Any) -> Any:
-        """Observations (a tensor, or a nested dict of tensors for a Dict/Tuple space) on the policy's device."""
-        return tree_map(lambda x: x.to(self._device), obs)
+        """Observations (a tensor, or a nested dict of tensors for a Dict/Tuple space) on the policy's device, and
+        normalised when ``env.normalize_obs`` is on: what acting feeds the model."""
+        return self._normalized(tree_map(lambda x: x.to(self._device), obs))
 
     @property
     def cfg(self) -> EasyDict:

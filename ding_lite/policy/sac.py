@@ -236,6 +236,7 @@ class SACPolicy(Policy):
         sees the critics before this update's step (SB3 steps the critics first; the difference is one update).
         """
         data = tree_map(lambda x: x.to(self._device, non_blocking=True), data)
+        data["obs"], data["next_obs"] = self._normalized(data["obs"]), self._normalized(data["next_obs"])
         data["reward"] = data["reward"].float()
         data["terminated"] = data["terminated"].float()
         alphas = self._alphas()

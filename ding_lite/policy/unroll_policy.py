@@ -211,6 +211,9 @@ class UnrollPolicy(Policy):
             return torch.from_numpy(values).to(device, non_blocking=True)
 
         data = tree_map(lambda x: x.to(device, non_blocking=True).transpose(0, 1), data)  # -> (T, B, ...)
+        for key in ("obs", "next_obs", "final_obs"):  # env.normalize_obs: the statistics of the moment
+            if key in data:
+                data[key] = self._normalized(data[key])
         if "next_obs" in data:  # 'full': the K final observations are the next_obs of the bootstrapped steps
             rows = index(b * T + t)  # next_obs as sampled is (B, T, ...): its rows are b*T + t
             finals = tree_map(lambda x: x.transpose(0, 1).reshape(B * T, *x.shape[2:]).index_select(0, rows),

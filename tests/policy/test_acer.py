@@ -37,7 +37,7 @@ def make_cfg(space="discrete", model=None, obs_dim=OBS_DIM, **learn):
                          encoder_hidden_size_list=[16], actor_head_hidden_size=16, critic_head_hidden_size=16)
     pol.model.update(model or {})
     pol.learn.update(discount_factor=GAMMA, **learn)
-    cfg = EasyDict(env=EasyDict(env_id=None, type="test"), policy=pol)
+    cfg = EasyDict(env=EasyDict(env_id=None, type="test", normalize_obs=False), policy=pol)
     obs_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32)
     resolve_env_spaces(cfg, EnvSpec.from_spaces(obs_space, SPACES[space]))
     return cfg

@@ -24,7 +24,7 @@ def make_cfg(cls, space, epsilon):
     pol.model = EasyDict(type=None, import_names=[], obs_shape=None, action_shape=None, action_space=None,
                          encoder_hidden_size_list=[16])
     pol.eval.epsilon = epsilon
-    cfg = EasyDict(env=EasyDict(env_id=None, type="test"), policy=pol)
+    cfg = EasyDict(env=EasyDict(env_id=None, type="test", normalize_obs=False), policy=pol)
     resolve_env_spaces(cfg, EnvSpec.from_spaces(gym.spaces.Box(-np.inf, np.inf, (OBS_DIM,), np.float32), SPACES[space]))
     return cfg.policy
 

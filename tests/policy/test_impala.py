@@ -37,7 +37,7 @@ def make_cfg(action_space="discrete", obs_dim=OBS_DIM, env_cfg=None, model=None,
                          encoder_hidden_size_list=[16])
     pol.model.update(model or {})
     pol.learn.update(discount_factor=GAMMA, lambda_=1.0, **learn)
-    cfg = EasyDict(env=env_cfg or EasyDict(env_id=None, type="test"), policy=pol)
+    cfg = EasyDict(env=env_cfg or EasyDict(env_id=None, type="test", normalize_obs=False), policy=pol)
     obs_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32)
     act_space = SPACES[action_space] if isinstance(action_space, str) else action_space
     resolve_env_spaces(cfg, EnvSpec.from_spaces(obs_space, act_space))
