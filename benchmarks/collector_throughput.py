@@ -470,7 +470,8 @@ def main() -> None:
           f"({split['instrumented_steps_per_s']:,.0f} env steps/s with timers on):")
     order = ["policy forward (total)", "model.forward (VAC MLP)",
              "policy forward outside model (no_grad, Module call, sampling)", "env.step (SyncVectorEnv)",
-             "action -> numpy", "replace_final_obs", "process_transition", "episode tracker", "tree_stack (per segment)",
+             "action -> numpy", "replace_final_obs", "process_transition", "episode tracker",
+             "tree_stack (per segment)",
              "get_train_sample", "collector glue (rest of step: from_numpy/.float, dicts, tree_map)",
              "collector.step (total)", "collect() loop outside step"]
     for name in order:

@@ -91,16 +91,6 @@ def is_nested(description: dict) -> bool:
     return description.get("space") in NESTED_SPACES
 
 
-def leaf_descriptions(description: dict, prefix: Tuple[str, ...] = ()) -> List[Tuple[Tuple[str, ...], dict]]:
-    """(key path, leaf description) of every leaf, depth first in the description's key order."""
-    if not is_nested(description):
-        return [(prefix, description)]
-    out = []
-    for key, sub in description["spaces"].items():
-        out.extend(leaf_descriptions(sub, prefix + (key,)))
-    return out
-
-
 def leaf_shape(leaf: dict) -> List[int]:
     """The per-observation shape of a leaf's tensor: a Box's shape, ``[]`` for Discrete (an index)."""
     return [] if leaf["space"] == "discrete" else list(leaf["shape"])

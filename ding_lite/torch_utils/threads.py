@@ -4,8 +4,9 @@ Measured on a 2-core VM (torch 2.13, SAC on Pendulum, batch 256, ms per update, 
 (a second thread costs more in hand-off than it saves), [128, 128] 3.19 vs 2.56, [256, 256] 9.33 vs 5.87 (1.59x).
 Acting (batch 1) is the same either way. So: one thread for networks narrower than 128 units or batches of fewer than
 128 rows; otherwise every core this process may use, up to 4 (more than 2 is not measured here). A conv encoder
-(a conv ``model.encoder_type``, or 'auto' on an image leaf of ``model.obs_space``) counts as wide whatever its layer sizes: its convolutions are the bulk of
-the work (IMPALA with either conv encoder on (4, 84, 84) frames: see benchmarks/atari_learner_speed.py).
+(a conv ``model.encoder_type``, or 'auto' on an image leaf of ``model.obs_space``) counts as wide whatever its layer
+sizes: its convolutions are the bulk of the work (IMPALA with either conv encoder on (4, 84, 84) frames: see
+benchmarks/atari_learner_speed.py).
 
 That rule assumes the cores are free. On a shared machine they are not, and torch's OpenMP threads (libgomp) spin-wait
 at every parallel region's barrier: while another process holds one of the two cores, the thread that has work waits for

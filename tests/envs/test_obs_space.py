@@ -7,8 +7,9 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from ding_lite.envs import EnvSpec
 from ding_lite.envs.goal_grid import GoalGridEnv
-from ding_lite.envs.obs_space import (UnsupportedObsSpace, describe_obs_space, leaf_descriptions, obs_shape_of,
+from ding_lite.envs.obs_space import (UnsupportedObsSpace, describe_obs_space, obs_shape_of,
                                       obs_to_tensor, replace_final_obs)
+from ding_lite.torch_utils.obs_encoder import obs_leaves
 from ding_lite.utils import NonFiniteError, UserError
 from ding_lite.worker.finite_check import FiniteCheck
 
@@ -26,7 +27,7 @@ def test_describe_every_leaf_kind_and_nesting():
                                       "1": dict(space="multi_discrete", nvec=[2, 3, 4, 5], start=[0, 0, 0, 0],
                                                              shape=[2, 2])})))
     # leaves in the space's own key order (what gymnasium's vector envs batch by)
-    assert [p for p, _ in leaf_descriptions(d)] == [(k,) for k in space.keys() if k != "t"] + [("t", "0"), ("t", "1")]
+    assert [leaf.keys for leaf in obs_leaves(d)] == [(k,) for k in space.keys() if k != "t"] + [("t", "0"), ("t", "1")]
     assert obs_shape_of(d) == {"direction": [], "image": [7, 7, 3], "t": {"0": [3], "1": [2, 2]}}
     # a plain Box keeps the obs_shape of before: an int for one dim, a list otherwise
     assert obs_shape_of(describe_obs_space(S.Box(-1, 1, (4,)))) == 4
