@@ -7,8 +7,10 @@ themselves go to runs/learning_curves/ (ignored by git).
 
     python benchmarks/learning_curves.py [--only cartpole_impala] [--seeds 0 1 2]
 
-hopper_sac and hopper_sac_normalize_obs (SAC on MuJoCo Hopper-v5 without and with ``env.normalize_obs``; needs
-``pip install "gymnasium[mujoco]"``) measure what observation normalisation does (docs/custom_env.md).
+hopper_sac and hopper_sac_normalize_obs (dizoo_configs/hopper_sac.py without and with ``env.normalize_obs``; needs
+``pip install "gymnasium[mujoco]"``) measure what observation normalisation does (docs/custom_env.md); afterwards
+``ding_lite plot runs/learning_curves/hopper_sac runs/learning_curves/hopper_sac_normalize_obs -o
+docs/images/hopper_sac_normalize_obs_compare.png`` draws them together.
 """
 import argparse
 import os
@@ -17,16 +19,14 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Hopper-v5 with the HalfCheetah SAC config (gymnasium's mujoco extra), with and without env.normalize_obs.
-HOPPER = ["--set", "env.env_id='Hopper-v5'", "--set", "policy.random_collect_size=5000",
-          "--set", "policy.eval.evaluator.eval_freq=2500"]
+# dizoo_configs/hopper_sac.py (gymnasium's mujoco extra) with and without env.normalize_obs.
 # name -> (config, env-step budget, summary threshold, extra CLI arguments)
 CURVES = {
     "cartpole_impala": ("cartpole_impala.py", 30_000, 475, []),
     "cartpole_acer": ("cartpole_acer.py", 30_000, 475, []),
     "pendulum_sac": ("pendulum_sac.py", 6_000, -200, []),
-    "hopper_sac": ("halfcheetah_sac.py", 60_000, 1000, HOPPER),
-    "hopper_sac_normalize_obs": ("halfcheetah_sac.py", 60_000, 1000, HOPPER + ["--set", "env.normalize_obs=True"]),
+    "hopper_sac": ("hopper_sac.py", 60_000, 1000, ["--set", "env.normalize_obs=False"]),
+    "hopper_sac_normalize_obs": ("hopper_sac.py", 60_000, 1000, []),
 }
 
 
@@ -53,6 +53,7 @@ def main() -> None:
         os.makedirs(folder)
         seeds = [a for s in args.seeds for a in ("-s", str(s))]
         ding_lite("-c", os.path.join(ROOT, "dizoo_configs", config), *seeds, "--env-step", str(budget), "-q",
+                  "--exp-name", name,
                   "--set", "env.stop_value=None", *extra, cwd=folder)
         ding_lite("plot", ".", "-o", os.path.join(images, f"{name}.png"), cwd=folder)
         table = ding_lite("summary", ".", "--threshold", str(threshold), cwd=folder, capture=True)
