@@ -5,6 +5,7 @@ through ``-m eval`` and ``--resume`` of a serial run: GoalGrid's two-level Dict 
 Measured on the 2-core VM (2026-11-25): the local backend with 2 collectors reached 0.95 at 30-45k env steps.
 """
 import pytest
+import torch
 
 from entry_helpers import read_result
 
@@ -48,10 +49,19 @@ def test_serial_run_evaluates_and_resumes_with_nested_observations(cli, in_tmp, 
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["local", "ray"])
 def test_parallel_learns_with_nested_observations(cli, in_tmp, goal_grid, backend):
+    """The Ray run also normalises the float leaf (``env.normalize_obs``): the statistics reach the actors with the
+    weights (Ray publishes ``model.state_dict()``, the normaliser's buffers included)."""
     if backend == "ray":
         pytest.importorskip("ray", reason="the Ray backend needs the extra: pip install 'ding_lite[ray]'")
-    res = cli("-m", "parallel", "--backend", backend, "-c", goal_grid, "-q", "--env-step", "100000",
-              "--set", "parallel.collector_num=2" if backend == "local" else "parallel.collector_num=1")
+    extra = ["--set", "parallel.collector_num=2"] if backend == "local" else \
+        ["--set", "parallel.collector_num=1", "--set", "env.normalize_obs=True"]
+    res = cli("-m", "parallel", "--backend", backend, "-c", goal_grid, "-q", "--env-step", "100000", *extra)
     assert res.exit_code == 0, res.output
-    result = read_result(in_tmp / "goal_grid_seed0")
+    run = in_tmp / "goal_grid_seed0"
+    result = read_result(run)
     assert result["stop_reason"] == "stop_value" and result["best_return"] >= 0.95, result
+    model = torch.load(run / "ckpt" / "ckpt_last.pth.tar", weights_only=False)["policy"]["model"]
+    if backend == "ray":
+        assert model["obs_normalizer.count"].item() > 0
+    else:
+        assert "obs_normalizer.count" not in model
