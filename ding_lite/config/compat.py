@@ -122,8 +122,8 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
     "policy.learn.resume_training": "ding_lite resumes from the command line: --resume continues a run from its last "
                                     "checkpoint with env steps and train iterations intact; remove it",
     # Keys of DI-engine's dizoo configs for IMPALA, ACER and SAC (cartpole, pendulum, lunarlander, pong, mujoco).
-    "policy.learn.unroll_len": "lives at policy.unroll_len in ding_lite (DI-engine's ACER reads it in two places, "
-                               "policy.learn.unroll_len and policy.collect.unroll_len); move it there",
+    "policy.learn.unroll_len": "lives at policy.unroll_len in ding_lite (the length of the trajectory segments the "
+                               "policy learns from); move it there",
     "policy.discount_factor": "has no effect for policy '{policy}': DI-engine's IMPALA, ACER and SAC read "
                               "policy.learn.discount_factor (as ding_lite does), not this DQN-style key; remove it "
                               "(set policy.learn.discount_factor)",
@@ -220,9 +220,14 @@ DI_ENGINE_ENV_IDS: Dict[str, str] = {
     "Hopper-v3": "Hopper-v5",
     "Walker2d-v3": "Walker2d-v5",
     "Humanoid-v3": "Humanoid-v5",
+    "Swimmer-v3": "Swimmer-v5",
+    **{f"{name}-v2": f"{name}-v5" for name in ("Ant", "HalfCheetah", "Hopper", "Walker2d", "Humanoid", "Swimmer",
+                                               "Reacher", "InvertedPendulum", "InvertedDoublePendulum",
+                                               "HumanoidStandup", "Pusher")},
 }
 # Of those, the mujoco-py ids that gymnasium still registers, only to fail when made: refused with the -v5 id.
-MUJOCO_PY_ENV_IDS = tuple(k for k in DI_ENGINE_ENV_IDS if k.endswith("-v3") and DI_ENGINE_ENV_IDS[k].endswith("-v5"))
+MUJOCO_PY_ENV_IDS = tuple(k for k in DI_ENGINE_ENV_IDS
+                          if k.endswith(("-v2", "-v3")) and DI_ENGINE_ENV_IDS[k].endswith("-v5"))
 
 # Values of known keys that DI-engine accepts and ding_lite does not, with the reason and the fix: (path, value).
 MAIN_CONFIG_VALUES: Dict[Tuple[str, Any], str] = {

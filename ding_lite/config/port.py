@@ -23,7 +23,7 @@ from ding_lite.utils.errors import UserError
 from ding_lite.utils.file_io import atomic_write_text
 from ding_lite.utils.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY
 
-from . import compat
+from . import compat, port_carry
 from .loader import read_config_file
 from .port_tree import Entry, Section, entry_at, is_identifier, render_section, short, to_section
 from .validate import unknown_key_message
@@ -42,6 +42,7 @@ class Port:
     changes: List[str] = field(default_factory=list)
     todos: List[str] = field(default_factory=list)
     problems: Optional[str] = None
+    main_block: bool = False  # the DI-engine file had an `if __name__ == '__main__':` block (render says so)
 
     def change(self, section: Section, text: str, summary: str, key: Optional[str] = None, value: Any = None,
                first: bool = False) -> None:
@@ -232,6 +233,12 @@ def _port_value(port: Port, section: Section, entry: Entry, path: Tuple[str, ...
         entry.notes.append(f"renamed env.env_id '{old}' -> '{new}': the gymnasium 1.x id of this env{extra}")
         port.changes.append(f"renamed  env.env_id '{old}' -> '{new}'")
         return
+    if dotted == "policy.model.action_shape" and port_carry.action_shape_int(entry.value) is not None:
+        old, entry.value = entry.value, port_carry.action_shape_int(entry.value)
+        entry.notes.append(f"changed policy.model.action_shape {old!r} -> {entry.value}: a one-element tuple "
+                           f"(DI-engine squeezes it; ding_lite takes an int)")
+        port.changes.append(f"changed  policy.model.action_shape {old!r} -> {entry.value}")
+        return
     reason = compat.value_reason(path, entry.value)
     if reason is not None and dotted == "env.env_id":  # kept, for the user to replace (the file will not compile)
         entry.notes.append(f"{TODO} {dotted}={entry.value!r}: {reason}")
@@ -255,13 +262,19 @@ def _walk(port: Port, section: Section, level: Mapping, path: Tuple[str, ...], r
             else:
                 _walk(port, entry.value, level[key], sub, root, free_form, policy_type, facts)
         else:
-            _port_unknown(port, section, entry, sub, level, root, policy_type)
+            _port_unknown(port, section, entry, sub, level, root, policy_type, facts)
 
 
 def _port_unknown(port: Port, section: Section, entry: Entry, path: Tuple[str, ...], level: Mapping, root: Mapping,
-                  policy_type: str) -> None:
+                  policy_type: str, facts: dict) -> None:
     dotted = ".".join(path)
     value = entry.value.to_plain() if isinstance(entry.value, Section) else entry.value
+    if dotted == "env.rew_clip":
+        port_carry.port_rew_clip(port, section, entry)
+        return
+    if dotted in ("env.frame_skip", "env.frame_stack") and not facts.get("atari"):
+        port_carry.port_frames(port, section, entry)
+        return
     pattern = compat.main_key_pattern(path, wildcard=False)
     if pattern is None and compat.main_key_pattern(path, wildcard=True) == "env.manager.*":
         pattern = "env.manager.*"
@@ -326,13 +339,22 @@ def port_config(main: Mapping, create: Mapping) -> Port:
     import_builtins()  # the registries the type names are checked against
     if not isinstance(main, Mapping) or not isinstance(create, Mapping):
         raise UserError("main_config and create_config must be dicts")
-    port = Port(to_section(to_plain(main)), to_section(to_plain(create)))
+    plain_main, plain_create = to_plain(main), to_plain(create)
+    kind = port_carry._get(plain_create, "policy.type") or port_carry._get(plain_main, "policy.type")
+    refused = port_carry.refusal(plain_main, plain_create, compat.DI_ENGINE_POLICY_TYPES.get(kind, kind))
+    if refused is not None:
+        raise UserError(f"not ported: {refused}")
+    port = Port(to_section(plain_main), to_section(plain_create))
     facts: dict = {}
     _port_create(port, facts)
     _main_components(port, facts)
+    env_id = entry_at(port.main, ("env", "env_id"))
+    facts["atari"] = port_carry.is_atari(facts.get("env_type"), env_id.value if env_id is not None else None)
     types = _types(port)
     defaults = build_defaults(types, port.main.to_plain().get("policy", {}))
     _walk(port, port.main, defaults.tree, (), defaults.tree, defaults.free_form, types["policy"][0], facts)
+    port_carry.carry_model(port, types["policy"][0], facts["atari"])
+    port_carry.carry_n_sample(port, defaults.tree)
     _set_env_id(port, facts)
     _drop_obs_shape(port, facts)
     _hoist_empty(port.main)
@@ -353,6 +375,8 @@ def render(port: Port, source: str, out: str) -> str:
     for name, section in (("main_config", port.main), ("create_config", port.create)):
         named = all(is_identifier(e.key) for e in section.entries if e.key is not None)
         body += [f"{name} = {'dict(' if named else '{'}"] + render_section(section, 1) + [")" if named else "}", ""]
+    if port.main_block:
+        body += render_section(Section([Entry(None, notes=port_carry.main_block_note(out))]), 0) + [""]
     return "\n".join(header + body[:-1]) + "\n"
 
 
@@ -379,7 +403,15 @@ def port_file(path: str, out: Optional[str] = None, force: bool = False) -> Tupl
     if os.path.exists(out) and not force:
         raise UserError(f"output '{out}' exists; pass --force to overwrite it, or name another file with -o")
     main, create = read_config_file(path)
-    port = port_config(main, create)
+    try:
+        port = port_config(main, create)
+    except UserError as err:
+        sibling = port_carry.plain_sibling(path) if str(err).startswith("not ported:") else None
+        hint = f" (here: {sibling})" if sibling else ""
+        raise UserError(f"{path}: {err}{hint}") from None
+    if port_carry.has_main_block(path):
+        port.main_block = True
+        port.changes.append(f"removed  the __main__ block (run: ding_lite -m serial -c {os.path.basename(out)} -s 0)")
     atomic_write_text(render(port, path, out), out)
     port.problems = compile_problems(out)
     return port, out

@@ -6,6 +6,7 @@ Every message starts with the full dotted key path, so the user can find the lin
 import math
 import numbers
 import re
+import warnings
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ding_lite.utils.errors import ConfigError
@@ -193,9 +194,36 @@ def problem_key(problem: str) -> str:
     return re.split(r"[=: ]", problem, maxsplit=1)[0]
 
 
+# gymnasium ids whose 'solved' return is known: (default episode limit, solved return, the id's older twin).
+SOLVED_RETURNS = {"CartPole-v1": (500, 475, "CartPole-v0's (200-step episodes)")}
+# The v0 task: a time limit of at most this many steps makes CartPole-v1 CartPole-v0 (solved at 195).
+V0_STEPS = 200
+
+
+def misleading_settings(cfg: Mapping) -> List[str]:
+    """Settings that compile and run but do not do what they seem to: a CartPole-v1 stop value below its solved return
+    (475 of 500), e.g. DI-engine's 195, which is CartPole-v0's (200-step episodes): on v1 an evaluation mean of 195 is
+    reached long before the policy balances for 500 steps, so the run stops unsolved and reports success."""
+    env = cfg.get("env") if isinstance(cfg, Mapping) else None
+    if not isinstance(env, Mapping) or env.get("env_id") not in SOLVED_RETURNS:
+        return []
+    limit, solved, twin = SOLVED_RETURNS[env["env_id"]]
+    stop, steps = env.get("stop_value"), env.get("max_episode_steps")
+    if not isinstance(stop, numbers.Real) or isinstance(stop, bool) or stop >= solved:
+        return []
+    if isinstance(steps, numbers.Integral) and steps <= V0_STEPS:
+        return []  # the v0 task, by its time limit
+    return [f"env.stop_value={stop:g} on {env['env_id']}: below its solved return {solved} (episodes run to {limit} "
+            f"steps), so the run stops before the task is solved; {stop:g} looks like {twin} threshold: set "
+            f"env.stop_value={solved}, or env.max_episode_steps={V0_STEPS} to train the v0 task"]
+
+
 def check_values(cfg: Mapping, checkers: Iterable) -> List[str]:
     """Run each component's ``check_config(section, path)`` on its section of the compiled ``cfg``; return the
-    message of each one that refuses its section (a component reports its first problem)."""
+    message of each one that refuses its section (a component reports its first problem). Settings that run but
+    mislead are warned about (``misleading_settings``)."""
+    for message in misleading_settings(cfg):
+        warnings.warn(message, UserWarning, stacklevel=3)
     problems = []
     for cls, path in checkers:
         check = getattr(cls, "check_config", None)

@@ -36,6 +36,8 @@ from ding_lite.utils.registry import BUFFER_REGISTRY
 Tree = Dict[str, Any]  # nested dict whose leaves are tensors
 Path = Tuple[str, ...]
 INF = float("inf")
+# Per-slot bookkeeping arrays allocated with the buffer: _iter, _use, _live, _pos (int64) and _valid (bool).
+SLOT_BOOKKEEPING_BYTES = 4 * 8 + 1
 
 
 def flatten_tree(tree: Mapping, prefix: Path = ()) -> List[Tuple[Path, Any]]:
@@ -134,6 +136,22 @@ class ReplayBuffer(Configurable):
         for name in self._stat_names:
             setattr(self, name, 0)
         self.clear()
+
+    @classmethod
+    def nbytes_for(cls, capacity: int, leaves: Sequence[Tuple[Sequence[int], torch.dtype]]) -> int:
+        """Bytes a buffer of ``capacity`` samples holds once its columns are allocated (at the first push), for samples
+        whose leaves have these per-sample ``(shape, dtype)``: one column ``capacity x shape x dtype`` per leaf, plus
+        the per-slot bookkeeping. What ``nbytes`` reports then; the pipelines check it against free memory before
+        any env is built."""
+        per_sample = sum(int(np.prod(shape, dtype=np.int64)) * torch.empty((), dtype=dtype).element_size()
+                         for shape, dtype in leaves)
+        return int(capacity) * (per_sample + SLOT_BOOKKEEPING_BYTES)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the columns (once allocated, at the first push) and the per-slot bookkeeping arrays."""
+        cols = sum(col.numel() * col.element_size() for col in self._cols)
+        return cols + sum(a.nbytes for a in (self._iter, self._use, self._valid, self._live, self._pos))
 
     def _allocate(self, leaves: List[Tuple[Path, torch.Tensor]]) -> None:
         self._paths = [p for p, _ in leaves]

@@ -114,16 +114,23 @@ def compile_input(input_cfg: ConfigInput, seed: Optional[int], overrides=None, e
     return cfg
 
 
-def probe_env_spec(cfg: EasyDict, seed: int) -> EnvSpec:
-    """Make one env of ``cfg.env`` to read its spaces, fill the env-derived config values, and close it."""
+def probe_env(cfg: EasyDict, seed: int) -> Tuple[EnvSpec, gym.Space]:
+    """Make one env of ``cfg.env`` (in this process) to read its spaces, fill the env-derived config values, and
+    close it; returns the spec and the env's observation space."""
     env = env_factory(cfg.env)()
     try:
         env.reset(seed=seed)
-        spec = EnvSpec.from_spaces(env.observation_space, env.action_space)
+        observation_space = env.observation_space
+        spec = EnvSpec.from_spaces(observation_space, env.action_space)
     finally:
         env.close()
     resolve_env_spaces(cfg, spec)
-    return spec
+    return spec, observation_space
+
+
+def probe_env_spec(cfg: EasyDict, seed: int) -> EnvSpec:
+    """``probe_env``'s spec only."""
+    return probe_env(cfg, seed)[0]
 
 
 def check_budget(max_env_step: Optional[int], max_train_iter: Optional[int]) -> None:

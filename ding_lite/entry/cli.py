@@ -4,6 +4,7 @@ Only click and the standard library load at import: torch, gymnasium and the pip
 that needs them, so ``ding_lite --help`` and the argument errors answer at once.
 """
 import contextlib
+import errno
 import json
 import os
 import signal
@@ -93,15 +94,32 @@ def user_errors() -> Iterator[None]:
     except UserError as err:
         click.echo(f"ding_lite: error: {err}", err=True)
         sys.exit(2)
-    except OSError as err:  # a file or directory the run needs (reads included); never a traceback
-        where = f" '{err.filename}'" if err.filename else ""
-        click.echo(f"ding_lite: error:{where} {err.strerror or err}; check the path, its permissions and free space",
-                   err=True)
+    except OSError as err:  # the OS refused: a file the run needs, or a process it talks to; never a traceback
+        click.echo(f"ding_lite: error: {os_error_message(err)}", err=True)
         sys.exit(2)
     except KeyboardInterrupt as err:
         signum = int(getattr(err, "signum", signal.SIGINT))
         click.echo(f"ding_lite: {'terminated' if signum == signal.SIGTERM else 'interrupted'}", err=True)
         sys.exit(128 + signum)
+
+
+FILE_ERRNOS = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.EROFS,
+                         errno.EISDIR, errno.ENOTDIR, errno.EEXIST, errno.ENAMETOOLONG, errno.ELOOP, errno.EMFILE,
+                         errno.ENFILE, errno.EFBIG, errno.EIO})
+
+
+def os_error_message(err: OSError) -> str:
+    """The line for an OSError: a file error (it names a path, or its errno is about files) blames the path, its
+    permissions and free space; a broken connection to another process of the run blames that process, whose own
+    error is printed above it; any other OSError is reported as the OS put it."""
+    reason = err.strerror or str(err) or type(err).__name__
+    if err.filename or err.errno in FILE_ERRNOS:
+        where = f"'{err.filename}': " if err.filename else ""
+        return f"{where}{reason}; check the path, its permissions and free space"
+    if isinstance(err, ConnectionError):
+        return (f"{reason} ({type(err).__name__}): a process of the run (an env process or a parallel worker) ended "
+                f"unexpectedly; its own error, if it printed one, is above")
+    return f"{reason} ({type(err).__name__})"
 
 
 def _train_or_eval(mode: str, config_path: str, seeds: Tuple[int, ...], overrides: Tuple[str, ...],
@@ -201,16 +219,30 @@ def summary(run_dirs: Tuple[str, ...], threshold: Optional[float], group_by: str
 
 
 @main.command()
-@click.argument("file", metavar="FILE")
+@click.argument("file", metavar="FILE", required=False)
 @click.option("-o", "--out", default=None, help="The ding_lite config to write (default: FILE's name with "
-                                                "'_ding_lite.py' instead of '.py', beside it).")
+                                                "'_ding_lite.py' instead of '.py', beside it); with --walk, the "
+                                                "directory to write the ported configs to (default: a temporary one).")
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
-def port(file: str, out: Optional[str], force: bool) -> None:
+@click.option("--walk", "walk_dir", default=None, metavar="DIZOO_DIR",
+              help="Instead of FILE: port every IMPALA, ACER, SAC and discrete SAC config under a dizoo directory and "
+                   "print a markdown table: ported and compiles, ported with TODOs, or refused, and what changed "
+                   "that affects learning.")
+def port(file: Optional[str], out: Optional[str], force: bool, walk_dir: Optional[str]) -> None:
     """Write the ding_lite version of a DI-engine config FILE (main_config and create_config; its __main__ block is
     not run): keys moved, renamed or removed as ding_lite's messages ask, each change a comment, and a
     `# TODO(port):` comment where you must decide. Exit status 0: OUT is written and compiles with ding_lite (any
     TODOs are listed); 2: OUT is written but does not compile until you edit its TODOs, or nothing is written (FILE
     missing or broken, OUT exists without --force). See docs/porting_from_dingengine.md."""
+    if walk_dir is not None:
+        if file is not None:
+            raise click.UsageError("give FILE or --walk DIZOO_DIR, not both")
+        from ding_lite.config.port_walk import walk, walk_markdown
+        with user_errors():
+            click.echo(walk_markdown(walk(walk_dir, out)), nl=False)
+        return
+    if file is None:
+        raise click.UsageError("Missing argument 'FILE'.")
     from ding_lite.config.port import port_file, report
     with user_errors():
         result, written = port_file(file, out, force)

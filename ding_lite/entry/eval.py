@@ -1,6 +1,7 @@
 """Evaluate a checkpoint: ``ding_lite -m eval -c CONFIG --load-path PATH``."""
 from typing import Any, Dict, List, Optional
 
+from ding_lite.policy.base_policy import check_cuda
 from ding_lite.utils import UserError, set_seed
 from ding_lite.worker import Evaluator, load_checkpoint
 from ding_lite.worker.checkpoint import check_checkpoint_fits, load_model_weights
@@ -17,6 +18,7 @@ def eval_pipeline(input_cfg: ConfigInput, load_path: str, seed: Optional[int] = 
     if n_episode is not None and (isinstance(n_episode, bool) or not isinstance(n_episode, int) or n_episode < 1):
         raise UserError(f"--episodes (n_episode)={n_episode!r}: must be a whole number >= 1")
     cfg = compile_input(input_cfg, seed, overrides)
+    check_cuda(cfg.policy.cuda)  # before the checkpoint is read and any env is built
     seed = cfg.seed
     state = load_checkpoint(load_path)
     set_seed(seed)

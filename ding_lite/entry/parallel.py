@@ -20,7 +20,8 @@ from ding_lite.parallel.transport import WorkerTransport
 from ding_lite.torch_utils.threads import available_cores
 from ding_lite.utils import POLICY_REGISTRY, set_seed
 
-from .build import ConfigInput, check_budget, compile_input, probe_env_spec, torch_threads
+from .build import ConfigInput, check_budget, compile_input, torch_threads
+from .preflight import preflight
 from .run_dir import run_dir_name
 from .training_loop import TrainingRun, run_training
 
@@ -49,7 +50,7 @@ def parallel_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, model:
     # 'auto': the learner gets the cores that the collectors and the evaluator leave free (at least one)
     torch.set_num_threads(torch_threads(cfg, max(1, available_cores() - cfg.parallel.collector_num - 1)))
     seed = cfg.seed
-    probe_env_spec(cfg, seed)
+    preflight(cfg, seed, max_env_step, model, fresh=not resume)  # before any worker or env
     run_dir = run_dir_name(cfg.exp_name, seed)
 
     def make_run() -> TrainingRun:

@@ -8,6 +8,7 @@ from ding_lite.utils import set_seed
 from ding_lite.worker.transport import InProcessTransport
 
 from .build import ConfigInput, build, check_budget, compile_input
+from .preflight import preflight
 from .run_dir import run_dir_name
 from .training_loop import TrainingRun, run_training
 
@@ -22,12 +23,16 @@ def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, env_sett
     ``--set`` strings or a dict of dotted keys. ``resume`` continues the run from its most advanced readable
     checkpoint. The run holds its directory's lock throughout. Ctrl-C stops the run cleanly (SIGTERM too): a last
     checkpoint and result.json are written, then KeyboardInterrupt propagates.
+
+    Before any env is built (one probe env aside), ``preflight`` checks the device, the warm-up against
+    ``max_env_step`` and the replay buffer against free memory.
     """
     if env_setting is not None:
         raise NotImplementedError("env_setting is not used by ding_lite: envs come from the config's env section")
     check_budget(max_env_step, max_train_iter)
     cfg = compile_input(input_cfg, seed, overrides, exp_name)
     seed = cfg.seed
+    preflight(cfg, seed, max_env_step, model, fresh=not resume)
     run_dir = run_dir_name(cfg.exp_name, seed)
 
     def make_run() -> TrainingRun:

@@ -8,7 +8,9 @@ A manager is ``make(env_cfg, num_envs, role)``; ``role`` ('collector' or 'evalua
 (Atari's episodic life and reward clipping apply to collector envs only). A user manager whose ``make`` takes no
 ``role`` is called without it.
 """
+import functools
 import inspect
+import warnings
 from typing import Sequence, Union
 
 import gymnasium as gym
@@ -16,6 +18,7 @@ from easydict import EasyDict
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 
 from ding_lite.utils import ENV_MANAGER_REGISTRY, Configurable
+from ding_lite.utils.env_worker import env_worker
 
 from .gym_env import ROLES, env_factory
 
@@ -33,7 +36,10 @@ class SyncEnvManager(Configurable):
 
 @ENV_MANAGER_REGISTRY.register("subprocess")
 class SubprocessEnvManager(Configurable):
-    """Each env in its own process (spawned), for envs whose step costs more than the inter-process round trip."""
+    """Each env in its own process (spawned), for envs whose step costs more than the inter-process round trip.
+
+    An env that cannot be built in its process raises ``EnvBuildError`` here with its own exception (type, message,
+    where it was raised), not a broken pipe (``ding_lite/utils/env_worker.py``)."""
 
     config = dict(
         # (str) multiprocessing start method for the env processes; 'spawn' is safe with torch threads.
@@ -42,8 +48,12 @@ class SubprocessEnvManager(Configurable):
 
     @classmethod
     def make(cls, env_cfg: EasyDict, num_envs: int, role: str = "collector") -> gym.vector.VectorEnv:
-        return AsyncVectorEnv([env_factory(env_cfg, role)] * num_envs, autoreset_mode=AutoresetMode.SAME_STEP,
-                              context=env_cfg.manager.context)
+        worker = functools.partial(env_worker, env_name=env_cfg.get("env_id") or env_cfg.type, role=role)
+        with warnings.catch_warnings():  # gymnasium's report of a worker's error (as warnings) would repeat the
+            # EnvBuildError's message with the whole traceback, on many lines, before it
+            warnings.filterwarnings("ignore", message=r".*ERROR: ", module=r"gymnasium\.vector\.async_vector_env")
+            return AsyncVectorEnv([env_factory(env_cfg, role)] * num_envs, autoreset_mode=AutoresetMode.SAME_STEP,
+                                  context=env_cfg.manager.context, worker=worker)
 
 
 def make_vector_env(env_cfg: EasyDict, num_envs: int, seed: Union[None, int, Sequence[int]] = None,

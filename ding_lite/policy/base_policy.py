@@ -50,6 +50,14 @@ class EvalMode:
     action_bound: str = "clip"
 
 
+def check_cuda(cuda: bool) -> None:
+    """``policy.cuda=True`` needs a CUDA device torch can see: a UserError with the fix otherwise. The pipelines call
+    it right after compiling the config, before any env is built; the policy again when it picks its device."""
+    if cuda and not torch.cuda.is_available():
+        raise UserError("policy.cuda=True but torch sees no CUDA device; set policy.cuda=False "
+                        "(--set policy.cuda=False) or install a CUDA build of torch")
+
+
 class Policy(Configurable):
     """Base class of every policy. Subclasses set ``config``, ``default_model`` and the ``_init_*``/``_forward_*``
     methods; ``_process_transition`` and ``_get_train_sample`` decide what a step stores and how it trains.
@@ -135,9 +143,7 @@ class Policy(Configurable):
     def _select_device(self) -> torch.device:
         """The device of the model and of every tensor the modes make: 'cuda' with ``policy.cuda``, else 'cpu'.
         (The device-cleanliness tests replace it with a stand-in device.)"""
-        if self._cuda and not torch.cuda.is_available():
-            raise UserError("policy.cuda=True but torch sees no CUDA device; set policy.cuda=False "
-                            "(--set policy.cuda=False) or install a CUDA build of torch")
+        check_cuda(self._cuda)
         return torch.device("cuda" if self._cuda else "cpu")
 
     def default_model(self) -> Tuple[str, List[str]]:

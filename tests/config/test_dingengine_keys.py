@@ -9,7 +9,7 @@ from dingengine_keys import ALL_KEYS, CREATE_KEYS, MAIN_KEYS
 
 from ding_lite.config import compat, compile_config
 from ding_lite.config.port import port_config, render
-from ding_lite.utils import ConfigError
+from ding_lite.utils import ConfigError, UserError
 
 BASE_ENV = {"impala": "CartPole-v1", "acer": "CartPole-v1", "sac": "Pendulum-v1", "discrete_sac": "CartPole-v1"}
 
@@ -102,18 +102,26 @@ def test_port_keeps_or_comments_each_di_engine_key(key, value, policy, outcome):
     if value == "PongNoFrameskip-v4" or (key, value) == ("create_config.env.type", "atari"):
         pytest.importorskip("ale_py")  # an Atari id compiles where ale-py (the atari extra) is installed
     main, create = with_key(policy, key, value)
+    if key in ("policy.model.agent_obs_shape", "policy.model.global_obs_shape"):  # refused: one message
+        with pytest.raises(UserError, match=f"not ported: a multi-agent config \\({key}\\)"):
+            port_config(main, create)
+        return
     port = port_config(main, create)
     text = render(port, "dingengine_config.py", "out.py")
     ported_main, ported_create = port.main.to_plain(), port.create.to_plain()
-    if outcome == "ok":
-        assert not port.changes and not port.todos, port.changes + port.todos
+    if outcome == "ok":  # DI-engine's model sizes, which ding_lite's defaults lack, are written in (port_carry.py)
+        changes = [c for c in port.changes if not any(
+            carried in c for carried in ("(DI-engine's default)", "(DI-engine's conv sizes)",
+                                         "(DI-engine's updates per env step"))]
+        assert not changes and not port.todos, changes + port.todos
         compile_config(ported_main, ported_create)
         return
     assert key in text or (key == "create_config.env.type" and "create_config.env.type" in text), text
     pattern = compat.main_key_pattern(key.split("."), wildcard=False)
     todo = (key == "env.env_id" and outcome == "not supported"
             or key == "create_config.env.type" and value in compat.DIZOO_ENV_TYPES  # which env id: not in the type
-            or pattern in compat.PORT_TODO and not compat.is_off(pattern, value))
+            or pattern in compat.PORT_TODO and not compat.is_off(pattern, value)
+            or key == "env.frame_stack")  # on a non-Atari env (the key alone): DI-engine's dm_control frame stack
     if todo:
         assert port.todos and "TODO(port):" in text  # left for the user
     else:

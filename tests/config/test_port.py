@@ -94,7 +94,10 @@ def test_port_does_not_run_the_main_block(tmp_path):
     """))
     port, out = port_file(str(src))
     assert out == str(tmp_path / "cfg_ding_lite.py") and os.path.exists(out)
-    assert not marker.exists() and port.problems is None and not port.changes
+    assert not marker.exists() and port.problems is None
+    assert port.changes[-1] == "removed  the __main__ block (run: ding_lite -m serial -c cfg_ding_lite.py -s 0)"
+    assert "removed DI-engine's `if __name__ == \"__main__\":` block" in comments(open(out).read())
+    assert "ding_lite -m serial -c cfg_ding_lite.py -s 0" in comments(open(out).read())
 
 
 def test_a_ported_file_ports_to_itself(tmp_path):
@@ -140,17 +143,16 @@ def test_missing_or_broken_input_names_the_file_and_writes_nothing(tmp_path, con
 def test_what_cannot_be_mapped_is_a_todo():
     main = dict(env=dict(env_id="CartPole-v1", continuous=True),
                 policy=dict(unroll_len=16, collect=dict(unroll_len=8, n_episode=4),
-                            learn=dict(learning_rat=0.1), multi_agent=True))
-    port = port_config(main, dict(policy=dict(type="impala"), reward_model=dict(type="red")))
+                            learn=dict(learning_rat=0.1), command=dict(eps=0.1)))
+    port = port_config(main, dict(policy=dict(type="impala"), world_model=dict(type="dreamer")))
     text = comments(render(port, "in.py", "out.py"))
     assert f"{TODO} policy.collect.unroll_len=8: lives at policy.unroll_len" in text
     assert "policy.unroll_len=16 is kept, pick one value" in text
     assert f"{TODO} policy.collect.n_episode=4: ding_lite collects by samples" in text
     assert f"{TODO} policy.learn.learning_rat=0.1: unknown key; did you mean policy.learn.learning_rate?" in text
-    assert f"{TODO} policy.multi_agent=True: ding_lite has no multi-agent support" in text
     assert f"{TODO} env.continuous=True: unknown key; arguments of the env itself go under env.kwargs" in text
-    assert f"{TODO} create_config.reward_model=dict(type='red'): reward models are not supported" in text
-    assert len(port.todos) == 6
+    assert f"{TODO} create_config.world_model=dict(type='dreamer'): world models are not supported" in text
+    assert len(port.todos) == 5
     compile_config(port.main.to_plain(), port.create.to_plain())  # what is left compiles
 
 

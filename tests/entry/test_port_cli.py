@@ -19,7 +19,8 @@ def test_port_writes_beside_the_input_and_lists_the_changes(cli, in_tmp):
     out = in_tmp / "cartpole_impala_config_ding_lite.py"
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
-    assert lines[0] == f"ported {src} -> {out}: 7 changes, 0 TODO(port)"
+    assert lines[0] == f"ported {src} -> {out}: 8 changes, 0 TODO(port)"
+    assert f"  removed  the __main__ block (run: ding_lite -m serial -c {out.name} -s 0)" in lines
     assert "  set      env.env_id='CartPole-v1' (from the dizoo env type 'cartpole')" in lines
     assert "  removed  policy.collect.gae_lambda" in lines
     assert lines[-1] == f"{out} compiles with ding_lite; run it with: ding_lite -m serial -c {out} -s 0"
@@ -68,14 +69,38 @@ def test_an_output_that_does_not_compile_is_exit_2_and_kept(cli, in_tmp):
 
 
 def test_todos_that_compile_are_exit_0_and_listed(cli, in_tmp):
-    (in_tmp / "c.py").write_text("main_config = dict(env=dict(env_id='CartPole-v1'), policy=dict(multi_agent=True))\n"
-                                 "create_config = dict(policy=dict(type='impala'))\n")
+    (in_tmp / "c.py").write_text("main_config = dict(env=dict(env_id='CartPole-v1'), policy=dict(collect=dict("
+                                 "n_episode=4)))\ncreate_config = dict(policy=dict(type='impala'))\n")
     res = cli("port", "c.py")
     assert res.exit_code == 0
-    assert "  TODO     policy.multi_agent=True: ding_lite has no multi-agent support; remove it" in res.stdout
+    assert "  TODO     policy.collect.n_episode=4: ding_lite collects by samples" in res.stdout
     assert "read its TODO(port) lines" in res.stdout.splitlines()[-1]
 
 
 def test_port_needs_a_file(cli):
     res = cli("port")
     assert res.exit_code == 2 and "Missing argument 'FILE'" in res.stderr
+
+
+def test_a_multi_agent_config_is_refused_in_one_line(cli, in_tmp):
+    (in_tmp / "ma.py").write_text("main_config = dict(env=dict(env_id='CartPole-v1'), policy=dict(multi_agent=True))\n"
+                                  "create_config = dict(policy=dict(type='discrete_sac'))\n")
+    res = cli("port", "ma.py")
+    assert res.exit_code == 2 and res.stdout == "" and not os.path.exists("ma_ding_lite.py")
+    line = res.stderr.strip()
+    assert "\n" not in line and line.startswith("ding_lite: error: ma.py: not ported: a multi-agent config")
+
+
+def test_walk_prints_the_table(cli, in_tmp):
+    tree = in_tmp / "dizoo" / "classic_control" / "cartpole" / "config"
+    tree.mkdir(parents=True)
+    (tree / "cartpole_impala_config.py").write_text(open(CARTPOLE).read())
+    (tree / "cartpole_ma_config.py").write_text("main_config = dict(policy=dict(multi_agent=True))\n"
+                                                "create_config = dict(policy=dict(type='sac'))\n")
+    res = cli("port", "--walk", "dizoo")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[0] == "2 configs: 1 ported, compiles, 1 refused."
+    assert ("| `classic_control/cartpole/config/cartpole_impala_config.py` | ported, compiles | CartPole-v1; "
+            "stop_value 195 -> 475 |") in res.stdout
+    assert "| `classic_control/cartpole/config/cartpole_ma_config.py` | refused | multi-agent |" in res.stdout
+    assert cli("port", "x.py", "--walk", "dizoo").exit_code == 2

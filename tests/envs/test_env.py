@@ -126,6 +126,8 @@ def test_subprocess_manager_asks_for_same_step(monkeypatch):
 
     monkeypatch.setattr(env_manager_module, "AsyncVectorEnv", FakeAsync)
     env_manager_module.SubprocessEnvManager.make(gym_cfg(manager="subprocess"), 4)
+    worker = made.pop("worker")  # gymnasium's worker, except that an env failing to build reports its error (issue 27)
+    assert worker.func is env_manager_module.env_worker and worker.keywords["role"] == "collector"
     assert made == {"autoreset_mode": AutoresetMode.SAME_STEP, "context": "spawn", "n": 4}
 
 
