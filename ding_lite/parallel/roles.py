@@ -23,7 +23,8 @@ from ding_lite.torch_utils import tree_map
 from ding_lite.torch_utils.malloc import keep_freed_memory
 from ding_lite.torch_utils.precision import set_matmul_precision
 from ding_lite.torch_utils.threads import worker_threads
-from ding_lite.utils import seed as seeding
+from ding_lite.utils import UserError, seed as seeding
+from ding_lite.utils.env_worker import EnvBuildError
 
 State = Dict[str, torch.Tensor]
 WorkerKey = Tuple[str, int]  # (role, rank)
@@ -129,7 +130,6 @@ def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
     in hand and then collects with the newest weights. Weights are picked up between env steps; a segment carries
     the oldest weight version any of its steps used.
     """
-    from ding_lite.envs import make_vector_env
     from ding_lite.worker import SampleCollector
     from ding_lite.worker.collector import leading_dim
 
@@ -139,8 +139,7 @@ def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
     version = wait_for_weights(endpoint, policy.model)
     if version is None:
         return
-    collector = SampleCollector(make_vector_env(cfg.env, cfg.env.collector_env_num,
-                                                spec.env_seeds(cfg.env.collector_env_num)), policy.collect_mode)
+    collector = SampleCollector(build_worker_env(spec, cfg.env.collector_env_num, "collector"), policy.collect_mode)
     warm_up = spec.warm_up_steps
     try:
         while True:
@@ -172,16 +171,30 @@ def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
         collector.close()
 
 
+def build_worker_env(spec: WorkerSpec, num_envs: int, role: str):
+    """The worker's vector env. An env that cannot be built is bad input, not a crash: any exception becomes an
+    ``EnvBuildError`` (a UserError), which stops the run with its cause instead of restarting the worker into the
+    same failure (``parallel.max_restarts`` times)."""
+    from ding_lite.envs import make_vector_env
+
+    try:
+        return make_vector_env(spec.cfg.env, num_envs, spec.env_seeds(num_envs), role=role)
+    except UserError:
+        raise
+    except Exception as err:  # noqa: BLE001  (re-raised as the user's error, with its type and message)
+        name = spec.cfg.env.env_id or spec.cfg.env.type
+        raise EnvBuildError(f"env '{name}' could not be built in {spec.role} worker {spec.rank}: "
+                            f"{type(err).__name__}: {err}") from err
+
+
 def run_evaluator(endpoint: Endpoint, spec: WorkerSpec) -> None:
     """Evaluate each weight version the learner sends here (its version is the train iteration) and report."""
-    from ding_lite.envs import make_vector_env
     from ding_lite.worker import Evaluator
 
     prepare_worker(spec)
     cfg = spec.cfg
     policy = build_worker_policy(spec, "eval")
-    eval_env = make_vector_env(cfg.env, cfg.env.evaluator_env_num, spec.env_seeds(cfg.env.evaluator_env_num),
-                               role="evaluator")
+    eval_env = build_worker_env(spec, cfg.env.evaluator_env_num, "evaluator")
     evaluator = Evaluator(eval_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.policy.eval.evaluator.eval_freq)
     try:
         while not endpoint.stopping():

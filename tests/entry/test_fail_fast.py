@@ -245,3 +245,15 @@ def test_a_budget_that_ends_before_the_first_update_is_a_warning(budget, trains,
     assert res.exit_code == 0, res.output
     assert ("ends before its first update" in messages) is not trains
     assert (read_result("cartpole_impala_seed0")["train_iter"] > 0) is trains
+
+
+def test_a_parallel_worker_whose_env_cannot_be_built_stops_the_run_with_the_cause(cli, in_tmp, tmp_path):
+    """The workers build their envs in their own processes: the failure is the config's, so the run stops with it
+    instead of restarting the worker into the same failure parallel.max_restarts times."""
+    env = dict(CHILD_FAILING, manager=dict(type="base"))
+    config = tmp_path / "child_parallel_cfg.py"
+    config.write_text(f"main_config = dict(exp_name='child_parallel', env={env!r})\n"
+                      f"create_config = dict(policy=dict(type='impala'))\n")
+    res = cli("-m", "parallel", "-c", str(config), "-q", "--env-step", "2000")
+    assert_user_error(res, f"ImportError: {CHILD_ERROR}", "could not be built in")
+    assert "restart" not in res.output.lower(), res.output
