@@ -29,7 +29,7 @@ from ding_lite.worker.transport import InProcessTransport
 COLLECTORS, ENVS, RESTARTS, STARTS = 64, 8, range(3), (0, 8_000, 10_000, 123_456_789)
 
 
-class Stop(Exception):
+class Stop(BaseException):  # not an Exception: a worker turns those from env building into EnvBuildError
     """Raised by a recording stand-in once it has what the test needs."""
 
 
