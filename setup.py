@@ -31,6 +31,15 @@ setup(
         "mujoco": ["gymnasium[mujoco]"],
         # Atari: ale-py ships the game ROMs (no download at run time); the preprocessing needs no OpenCV.
         "atari": ["ale-py>=0.9"],
+        # Exporting a trained policy (`ding_lite export`): ONNX files (onnx, and onnxscript for torch's exporter) and
+        # onnxruntime to run them; TorchScript needs only torch.
+        "export": ["onnx", "onnxscript", "onnxruntime"],
+        # Videos of evaluation episodes (MP4 through imageio's ffmpeg binary; GIF without it).
+        "video": ["imageio", "imageio-ffmpeg"],
+        # Experiment trackers beside TensorBoard: Weights & Biases, and MLflow (its client, which writes to a tracking
+        # server or a local file store).
+        "wandb": ["wandb"],
+        "mlflow": ["mlflow-skinny"],
         # envpool's batched C++ Atari envs (env.manager.type='envpool'); wheels for Linux x86-64 only, ~0.9 GB
         # installed (its game and MuJoCo assets).
         "envpool": ["envpool"],

@@ -98,6 +98,8 @@ def compile_config(cfg: ConfigInput, create_cfg: Optional[Mapping] = None,
     if merged["matmul_precision"] not in MATMUL_PRECISIONS:
         problems.append(f"matmul_precision={merged['matmul_precision']!r}: must be one of "
                         f"{', '.join(repr(p) for p in MATMUL_PRECISIONS)} (torch.set_float32_matmul_precision)")
+    from ding_lite.worker.trackers import check_tracker_config
+    problems += check_tracker_config(merged["tracker"])
     compiled = EasyDict(merged)
     # On the rest, so one run names every problem; a key already refused above (a DI-engine value) is not named twice.
     refused = {problem_key(p) for p in problems}

@@ -11,6 +11,7 @@ and the workers at policy.collect.collector, policy.eval.evaluator and policy.le
 pipeline's settings at parallel. The tree built here is both
 the base the user's config is merged onto and the schema it is validated against.
 """
+import copy
 import importlib
 import inspect
 from dataclasses import dataclass, field
@@ -159,8 +160,10 @@ def build_defaults(types: Dict[str, Tuple[Optional[str], List[str]]], user_polic
     # torch's float32 matmul precision ('highest': true float32; 'high' and 'medium' let torch use TF32 or bfloat16
     # inside float32 matmuls where the hardware has them, see docs/configs.md).
     # keep_freed_memory: glibc keeps freed memory for reuse (ding_lite/torch_utils/malloc.py; pixel learners).
+    # tracker: experiment trackers besides TensorBoard, all off (W&B, MLflow; ding_lite/worker/trackers.py).
+    from ding_lite.worker.trackers import TRACKER_DEFAULTS
     tree: dict = {"exp_name": "", "seed": 0, "torch_threads": "auto", "matmul_precision": "highest",
-                  "keep_freed_memory": False, "policy": policy}
+                  "keep_freed_memory": False, "tracker": copy.deepcopy(TRACKER_DEFAULTS), "policy": policy}
     out = Defaults(tree, dict(types), free_form={f"policy.{p}" for p in policy_free},
                    checkers=[(policy_cls, "policy")], shadowed={"torch_threads": [1]})  # 'auto' or an int
 

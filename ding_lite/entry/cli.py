@@ -60,6 +60,9 @@ def stray_argument_message(word: str, overrides: Sequence[str], commands: Sequen
 @click.option("--load-path", default=None, help="Checkpoint to evaluate (-m eval).")
 @click.option("--episodes", type=int, default=None,
               help="Episodes for -m eval (default env.n_evaluator_episode).")
+@click.option("--video", "video_dir", default=None, metavar="DIR",
+              help="-m eval: also record one episode to DIR (MP4, or GIF without ffmpeg; pip install "
+                   "\"ding_lite[video]\"). In training: --set policy.eval.evaluator.video_every=N.")
 @click.option("--backend", type=click.Choice(("local", "ray")), default=None,
               help="-m parallel: 'local' processes (default) or 'ray' actors (pip install ding_lite[ray]; cluster "
                    "address in parallel.ray_address). Same as --set parallel.backend=...")
@@ -68,7 +71,7 @@ def stray_argument_message(word: str, overrides: Sequence[str], commands: Sequen
 def main(ctx: click.Context, mode: str, config_path: Optional[str], seeds: Tuple[int, ...],
          overrides: Tuple[str, ...], max_env_step: Optional[int], max_train_iter: Optional[int],
          exp_name: Optional[str], resume: bool, load_path: Optional[str], episodes: Optional[int],
-         backend: Optional[str], quiet: bool) -> None:
+         backend: Optional[str], quiet: bool, video_dir: Optional[str]) -> None:
     """Train or evaluate a ding_lite config, e.g. ``ding_lite -m serial -c dizoo_configs/cartpole_impala.py -s 0``;
     compare runs with ``ding_lite plot RUN_DIR...`` and ``ding_lite summary RUN_DIR...``."""
     if ctx.invoked_subcommand is not None:
@@ -82,7 +85,7 @@ def main(ctx: click.Context, mode: str, config_path: Optional[str], seeds: Tuple
                             "dizoo_configs/cartpole_impala.py); to compare runs use 'ding_lite plot' or "
                             "'ding_lite summary'")
         _train_or_eval(mode, config_path, seeds, overrides, max_env_step, max_train_iter, exp_name, resume,
-                       load_path, episodes, backend, quiet)
+                       load_path, episodes, backend, quiet, video_dir)
 
 
 @contextlib.contextmanager
@@ -125,7 +128,7 @@ def os_error_message(err: OSError) -> str:
 def _train_or_eval(mode: str, config_path: str, seeds: Tuple[int, ...], overrides: Tuple[str, ...],
                    max_env_step: Optional[int], max_train_iter: Optional[int], exp_name: Optional[str],
                    resume: bool, load_path: Optional[str], episodes: Optional[int], backend: Optional[str],
-                   quiet: bool) -> None:
+                   quiet: bool, video_dir: Optional[str] = None) -> None:
     from ding_lite.config import read_config_file
     # Modules named in import_names resolve from where the user runs and from the config file's directory.
     sys.path[:0] = [os.getcwd(), os.path.dirname(os.path.abspath(config_path))]
@@ -136,12 +139,18 @@ def _train_or_eval(mode: str, config_path: str, seeds: Tuple[int, ...], override
             raise UserError("-m eval needs --load-path PATH (e.g. <run_dir>/ckpt/ckpt_best.pth.tar)")
         from ding_lite.entry.eval import eval_pipeline
         for seed in seeds:
-            result = eval_pipeline(config, load_path, seed, overrides=list(overrides), n_episode=episodes)
+            result = eval_pipeline(config, load_path, seed, overrides=list(overrides), n_episode=episodes,
+                                   video_dir=video_dir)
             click.echo(f"seed {result['seed']}: return {result['return_mean']:.2f} +- {result['return_std']:.2f} "
                        f"(min {result['return_min']:.2f}, max {result['return_max']:.2f}) over "
                        f"{result['episodes']} episodes; checkpoint at train_iter {result['train_iter']}, "
                        f"env_step {result['env_step']}")
+            if "video" in result:
+                click.echo(f"video: {result['video']}")
         return
+    if video_dir is not None:
+        raise UserError("--video is for -m eval; to record videos while training use --set "
+                        "policy.eval.evaluator.video_every=N (every N-th evaluation)")
     if load_path is not None:
         raise UserError("--load-path is for -m eval; to continue a training run use --resume")
     overrides = list(overrides)
@@ -250,6 +259,21 @@ def port(file: Optional[str], out: Optional[str], force: bool, walk_dir: Optiona
         if result.problems is not None:
             raise UserError(f"{written} does not compile yet: {result.problems}")
 
+
+@main.command()
+@click.argument("path", metavar="PATH")
+@click.option("--format", "fmt", type=click.Choice(("torchscript", "onnx")), required=True,
+              help="torchscript (a .pt file for torch.jit.load) or onnx (a .onnx file for onnxruntime).")
+@click.option("-o", "--out", default=None, help="The file to write (default: <run_dir>/<checkpoint name>.pt or .onnx).")
+@click.option("--with-dist", is_flag=True, help="Also output the action distribution's parameters (logits, or mu "
+                                                "and sigma / log_std) after the action.")
+def export(path: str, fmt: str, out: Optional[str], with_dist: bool) -> None:
+    """Export the policy of a run directory or checkpoint PATH to one self-contained file: observations in (a batch;
+    one input per leaf for Dict/Tuple spaces), the deterministic action in env units out, normalisation included.
+    Running it needs only torch or onnxruntime (pip install ding_lite[export]). See docs/using_a_trained_policy.md."""
+    from ding_lite.entry.export import export as export_policy
+    with user_errors():
+        click.echo(export_policy(path, fmt, out, with_dist))
 
 if __name__ == "__main__":
     main()

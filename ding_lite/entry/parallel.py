@@ -16,6 +16,7 @@ from easydict import EasyDict
 
 from ding_lite.config import config_imports
 from ding_lite.config.parallel import default_collector_num
+from ding_lite.envs.env_spec import action_space_record
 from ding_lite.parallel.transport import WorkerTransport
 from ding_lite.torch_utils.threads import available_cores
 from ding_lite.utils import POLICY_REGISTRY, set_seed
@@ -50,14 +51,16 @@ def parallel_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, model:
     # 'auto': the learner gets the cores that the collectors and the evaluator leave free (at least one)
     torch.set_num_threads(torch_threads(cfg, max(1, available_cores() - cfg.parallel.collector_num - 1)))
     seed = cfg.seed
-    preflight(cfg, seed, max_env_step, model, fresh=not resume)  # before any worker or env
+    spec = preflight(cfg, seed, max_env_step, model, fresh=not resume)  # before any worker or env
     run_dir = run_dir_name(cfg.exp_name, seed)
 
     def make_run() -> TrainingRun:
         set_seed(seed)
         policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model, enable_field=("learn", "eval"))
         transport = WorkerTransport(cfg, seed, policy, config_imports(cfg), model_given=model is not None)
-        return TrainingRun(cfg, seed, run_dir, policy, transport)
+        run = TrainingRun(cfg, seed, run_dir, policy, transport)
+        run.action_space_record = action_space_record(spec)
+        return run
 
     _, result = run_training(run_dir, resume, quiet, make_run, max_env_step, max_train_iter)
     return result

@@ -2,6 +2,7 @@
 result.json. The subclasses decide where env steps and evaluations come from."""
 import math
 import os
+import shutil
 import time
 from typing import Any, Dict, Optional, Tuple
 
@@ -14,6 +15,7 @@ from ding_lite.utils import RunIOError, UserError, get_rng_state, set_rng_state
 from ding_lite.utils.file_io import atomic_write_json, io_error
 from ding_lite.worker import Learner, RunLogger, load_checkpoint, save_checkpoint
 from ding_lite.worker.checkpoint import check_checkpoint_fits, checkpoint_meta, error_summary
+from ding_lite.worker.trackers import TRACKERS_FILE
 
 from .run_dir import find_resume_checkpoint
 
@@ -50,6 +52,9 @@ class RunBase:
     def __init__(self, cfg: EasyDict, seed: int, run_dir: str) -> None:
         self.cfg, self.seed, self.run_dir = cfg, seed, run_dir
         self.best_return, self.last_return = -math.inf, None
+        # The env's action space as plain data (``ding_lite.envs.env_spec.action_space_record``), saved in every
+        # checkpoint's ``meta['env']`` so that ``ding_lite.load`` acts in env units without building an env.
+        self.action_space_record: Optional[Dict[str, Any]] = None
 
     # ---- what subclasses provide ---------------------------------------------------------------------------------
     env_step: int
@@ -77,11 +82,28 @@ class RunBase:
             except OSError as err:
                 raise io_error(err, "create the checkpoint directory", os.path.join(self.run_dir, "ckpt")) from None
             save_config_py(self.cfg, os.path.join(self.run_dir, "total_config.py"))
-        self.logger = RunLogger(self.run_dir, os.path.basename(self.run_dir), quiet, wall_offset, resume_at)
+        try:
+            self.logger = RunLogger(self.run_dir, os.path.basename(self.run_dir), quiet, wall_offset, resume_at,
+                                    self.cfg)
+        except BaseException:  # e.g. a tracker that cannot start: a fresh run leaves nothing, so it can start again
+            if resume_from is None:
+                self._remove_fresh_outputs()
+            raise
         if resume_from is not None:
             self.logger.info(f"resuming from {resume_from[0]} (train_iter {self.learner.train_iter:,}, env_step "
                              f"{self.env_step:,})")
         self._next_last_save = time.monotonic() + self._hook.save_ckpt_last_every_s
+
+    def _remove_fresh_outputs(self) -> None:
+        """Remove what ``open`` and the logger wrote in a fresh run directory (nothing else was there: the lock's
+        checks saw to that), so a fresh run that failed to open can be started again without --resume."""
+        for name in ("ckpt", "log"):
+            shutil.rmtree(os.path.join(self.run_dir, name), ignore_errors=True)
+        for name in ("total_config.py", "eval.csv", TRACKERS_FILE):
+            try:
+                os.remove(os.path.join(self.run_dir, name))
+            except OSError:
+                pass
 
     # ---- checkpoints ---------------------------------------------------------------------------------------------
     @property
@@ -94,7 +116,8 @@ class RunBase:
         a given policy state), RNG states, and what model it holds (``meta``, checked when it is loaded)."""
         train_iter, env_step = at if at is not None else (self.learner.train_iter, self.env_step)
         return {
-            "meta": checkpoint_meta(self.cfg.policy.type, self.cfg.policy.model),
+            "meta": {**checkpoint_meta(self.cfg.policy.type, self.cfg.policy.model),
+                     **({"env": self.action_space_record} if self.action_space_record else {})},
             "policy": self.policy.learn_mode.state_dict() if policy_state is None else policy_state,
             "counters": {
                 "train_iter": train_iter,
@@ -230,6 +253,7 @@ class RunBase:
             **extra,
         }
         atomic_write_json(result, os.path.join(self.run_dir, "result.json"))
+        self.logger.stop_reason = stop_reason  # the status the trackers close with
         self.logger.info(f"stopped ({stop_reason}) at env_step {result['env_step']:,}, train_iter "
                          f"{result['train_iter']:,}: final return {format_return(result['final_return'])}, best "
                          f"{format_return(result['best_return'])}, {result['wall_time']:.1f} s")

@@ -3,6 +3,7 @@ from typing import Any, List, Optional
 
 import torch
 
+from ding_lite.envs.env_spec import action_space_record
 from ding_lite.policy import Policy
 from ding_lite.utils import set_seed
 from ding_lite.worker.transport import InProcessTransport
@@ -32,14 +33,17 @@ def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, env_sett
     check_budget(max_env_step, max_train_iter)
     cfg = compile_input(input_cfg, seed, overrides, exp_name)
     seed = cfg.seed
-    preflight(cfg, seed, max_env_step, model, fresh=not resume)
+    spec = preflight(cfg, seed, max_env_step, model, fresh=not resume)
     run_dir = run_dir_name(cfg.exp_name, seed)
 
     def make_run() -> TrainingRun:
         set_seed(seed)
         parts = build(cfg, seed, model)
-        transport = InProcessTransport(cfg, parts.policy, parts.collector_env, parts.evaluator_env, seed)
-        return TrainingRun(cfg, seed, run_dir, parts.policy, transport)
+        transport = InProcessTransport(cfg, parts.policy, parts.collector_env, parts.evaluator_env, seed,
+                                       run_dir)
+        run = TrainingRun(cfg, seed, run_dir, parts.policy, transport)
+        run.action_space_record = action_space_record(spec)
+        return run
 
     run, _ = run_training(run_dir, resume, quiet, make_run, max_env_step, max_train_iter)
     return run.policy

@@ -58,3 +58,24 @@ class EnvSpec:
                        n_discrete=int(action_space[0].n), **obs)
         raise TypeError(f"unsupported action space {action_space}: use Discrete, MultiDiscrete, Box or "
                         f"Tuple(Discrete, Box)")
+
+
+def action_space_record(spec: EnvSpec) -> dict:
+    """The action space of ``spec`` as plain data (lists and numbers), for a checkpoint's ``meta['env']``: what
+    ``ding_lite.load`` needs to act in env units without building an env (``spec_from_record``)."""
+    def plain(x):
+        return None if x is None else [float(v) for v in np.asarray(x).reshape(-1)]
+    return dict(action_space_type=spec.action_space_type, action_shape=int(spec.action_shape),
+                nvec=None if spec.nvec is None else [int(n) for n in spec.nvec], n_discrete=spec.n_discrete,
+                action_low=plain(spec.action_low), action_high=plain(spec.action_high))
+
+
+def spec_from_record(record: dict, obs_space: Optional[dict] = None, obs_shape: Any = None) -> EnvSpec:
+    """The EnvSpec of an ``action_space_record`` (and the observation description of the run's config)."""
+    def array(x):
+        return None if x is None else np.asarray(x, dtype=np.float32)
+    return EnvSpec(obs_shape=obs_shape, action_space_type=record["action_space_type"],
+                   action_shape=int(record["action_shape"]),
+                   nvec=None if record.get("nvec") is None else tuple(int(n) for n in record["nvec"]),
+                   action_low=array(record.get("action_low")), action_high=array(record.get("action_high")),
+                   n_discrete=record.get("n_discrete"), obs_space=obs_space)

@@ -1,5 +1,6 @@
 """Evaluator: runs the policy's eval mode for a fixed quota of episodes per env and reports return statistics."""
-from typing import Dict
+import os
+from typing import Dict, Optional
 
 import gymnasium as gym
 import numpy as np
@@ -11,6 +12,7 @@ from ding_lite.utils import Configurable, ConfigError
 
 from .collector import check_same_step, env_action_adapter
 from .finite_check import FiniteCheck
+from .video import EvalVideo
 
 
 class Evaluator(Configurable):
@@ -18,19 +20,36 @@ class Evaluator(Configurable):
 
     Each of the ``evaluator_env_num`` envs runs exactly ``n_evaluator_episode / evaluator_env_num`` episodes, so
     envs with short episodes cannot contribute more episodes than others and bias the mean.
+
+    With a ``video`` (``ding_lite/worker/video.py``) every ``video_every``-th evaluation (the first, the
+    ``video_every + 1``-th, ...) also records one episode of a separate rendering env, after the scored episodes.
     """
 
     config = dict(
         # (int) Evaluate every this many learner train iterations (also once before training starts).
         eval_freq=1000,
+        # (int) Record a video of one evaluation episode every this many evaluations (the first, the
+        # video_every+1-th, ...), from a separate env made with render_mode='rgb_array'; 0: never. Serial pipeline
+        # only (-m parallel ignores it); needs pip install "ding_lite[video]". See docs/videos.md.
+        video_every=0,
+        # (str) Where the videos go (eval_envstep<N>_return<R>.mp4, or .gif without ffmpeg); None: <run_dir>/videos.
+        video_dir=None,
     )
 
     @classmethod
     def check_config(cls, cfg: EasyDict, path: str) -> None:
         if cfg.eval_freq < 1:
             raise ConfigError(f"{path}.eval_freq={cfg.eval_freq}: must be at least 1 (train iterations)")
+        every = cfg.video_every
+        if isinstance(every, bool) or not isinstance(every, int) or every < 0:
+            raise ConfigError(f"{path}.video_every={every!r}: must be a whole number >= 0 (evaluations between "
+                              f"videos; 0: no videos)")
+        if cfg.video_dir is not None and (not isinstance(cfg.video_dir, str) or not cfg.video_dir):
+            raise ConfigError(f"{path}.video_dir={cfg.video_dir!r}: must be a directory path, or None for "
+                              f"<run_dir>/videos")
 
-    def __init__(self, env: gym.vector.VectorEnv, policy: EvalMode, n_episode: int, eval_freq: int) -> None:
+    def __init__(self, env: gym.vector.VectorEnv, policy: EvalMode, n_episode: int, eval_freq: int,
+                 video: Optional[EvalVideo] = None, video_every: int = 0) -> None:
         check_same_step(env)
         self.env = env
         self.policy = policy
@@ -39,12 +58,26 @@ class Evaluator(Configurable):
         self.last_eval_iter = None
         self._env_action = env_action_adapter(env, policy.action_bound)
         self._finite = FiniteCheck(env, "evaluator")
+        self.video = video if video_every > 0 else None
+        self.video_every = video_every
+        self.evals = 0  # evaluations so far: which ones record a video
+        self.last_video: Optional[str] = None  # the path of the latest video
+
+    @classmethod
+    def video_for(cls, cfg: EasyDict, seed: int, run_dir: str) -> Optional[EvalVideo]:
+        """The recorder of ``policy.eval.evaluator.video_every`` (None when 0), writing to ``video_dir`` or
+        ``<run_dir>/videos``."""
+        section = cfg.policy.eval.evaluator
+        if not section.video_every:
+            return None
+        return EvalVideo(cfg.env, seed, section.video_dir or os.path.join(run_dir, "videos"))
 
     def should_eval(self, train_iter: int) -> bool:
         return self.last_eval_iter is None or train_iter - self.last_eval_iter >= self.eval_freq
 
-    def eval(self, train_iter: int) -> Dict[str, float]:
-        """Run the quota of episodes from fresh resets; return mean/std/min/max return and the episode count."""
+    def eval(self, train_iter: int, env_step: Optional[int] = None) -> Dict[str, float]:
+        """Run the quota of episodes from fresh resets; return mean/std/min/max return and the episode count.
+        When a video is due, one more episode is recorded afterwards (named with ``env_step``; ``last_video``)."""
         self.last_eval_iter = train_iter
         num_envs = self.env.num_envs
         obs, _ = self.env.reset()
@@ -67,6 +100,9 @@ class Evaluator(Configurable):
                     done_count[i] += 1
                 running[i] = 0.0
         returns = np.asarray(returns)
+        if self.video is not None and self.evals % self.video_every == 0:
+            self.last_video = self.video.record(self.policy, env_step)
+        self.evals += 1
         return {
             "return_mean": float(returns.mean()),
             "return_std": float(returns.std()),
@@ -77,3 +113,5 @@ class Evaluator(Configurable):
 
     def close(self) -> None:
         self.env.close()
+        if self.video is not None:
+            self.video.close()

@@ -12,6 +12,8 @@ from tensorboardX import SummaryWriter
 from ding_lite.utils.file_io import atomic_write_text, io_error
 from ding_lite.utils.signals import deferred_interrupts
 
+from .trackers import close_trackers, log_to_trackers, open_trackers, status_of
+
 EVAL_FIELDS = ["train_iter", "env_step", "wall_time", "return_mean", "return_std", "return_min", "return_max",
                "episodes"]
 
@@ -25,10 +27,14 @@ class RunLogger:
     events a crashed run wrote past its checkpoint instead of drawing them twice. Likewise eval.csv keeps only the
     rows of evaluations the checkpoint had counted (train_iter <= last_eval_iter, env_step <= env_step): the resumed
     run repeats the others, so they move to ``eval_discarded.csv``. eval.csv is rewritten atomically on every row.
+
+    With ``cfg`` (the compiled config), the trackers its ``tracker`` section enables (W&B, MLflow: see
+    ``trackers.py``) get every scalar TensorBoard gets, at the same step; a resumed run continues their runs.
+    ``stop_reason`` (set when result.json is written) gives their closing status.
     """
 
     def __init__(self, run_dir: str, name: str, quiet: bool = False, wall_time_offset: float = 0.0,
-                 resume_at: Optional[Tuple[int, int, int]] = None) -> None:
+                 resume_at: Optional[Tuple[int, int, int]] = None, cfg: Optional[Dict] = None) -> None:
         self.run_dir = run_dir
         self.name = name
         log_dir = os.path.join(run_dir, "log")
@@ -57,6 +63,13 @@ class RunLogger:
             self._drop_rows_past(resume_at[2], resume_at[1])
         if not os.path.exists(self.eval_csv):
             self._write_eval_csv()
+        self.stop_reason: Optional[str] = None
+        self.trackers = []
+        try:
+            self.trackers = open_trackers(cfg, run_dir, resume_at is not None, self.info)
+        except BaseException:
+            self.close()
+            raise
 
     @property
     def wall_time(self) -> float:
@@ -68,6 +81,9 @@ class RunLogger:
         with deferred_interrupts():  # a Ctrl-C inside tensorboardX's queue hand-off can hang its close()
             for key, value in values.items():
                 writer.add_scalar(f"{prefix}/{key}", value, step)
+        if self.trackers and values:
+            self.trackers = log_to_trackers(self.trackers, {f"{prefix}/{k}": v for k, v in values.items()}, step,
+                                            axis, self.info)
 
     def histogram(self, tag: str, values, step: int) -> None:
         """A histogram of ``values`` at env step ``step``."""
@@ -151,9 +167,13 @@ class RunLogger:
         with deferred_interrupts():
             self.tb.close()
             self.tb_iter.close()
-        for handler in list(self.text.handlers):
-            handler.close()
-            self.text.removeHandler(handler)
+        trackers, self.trackers = self.trackers, []
+        try:
+            close_trackers(trackers, status_of(self.stop_reason), self.info)
+        finally:
+            for handler in list(self.text.handlers):
+                handler.close()
+                self.text.removeHandler(handler)
 
 
 def _csv_text(rows: List[Dict[str, str]]) -> str:

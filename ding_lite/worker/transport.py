@@ -88,10 +88,11 @@ class InProcessTransport:
     weight_sync_freq = 1
 
     def __init__(self, cfg, policy: Policy, collector_env: gym.vector.VectorEnv,
-                 evaluator_env: gym.vector.VectorEnv, seed: int) -> None:
+                 evaluator_env: gym.vector.VectorEnv, seed: int, run_dir: str = ".") -> None:
         self.collector = SampleCollector(collector_env, policy.collect_mode)
         self.evaluator = Evaluator(evaluator_env, policy.eval_mode, cfg.env.n_evaluator_episode,
-                                   cfg.policy.eval.evaluator.eval_freq)
+                                   cfg.policy.eval.evaluator.eval_freq, Evaluator.video_for(cfg, seed, run_dir),
+                                   cfg.policy.eval.evaluator.video_every)
         self.n_sample, self.seed = cfg.policy.collect.n_sample, seed
         self.unroll_len = policy.collect_mode.unroll_len
         self.description = threads_description(cfg.torch_threads)
@@ -125,10 +126,10 @@ class InProcessTransport:
         return arrivals, []
 
     def request_eval(self, train_iter: int, weights: State) -> Dict[str, float]:
-        return self.evaluator.eval(train_iter)
+        return self.evaluator.eval(train_iter, self.collector.envstep)
 
     def evaluate_now(self, train_iter: int) -> Dict[str, float]:
-        return self.evaluator.eval(train_iter)
+        return self.evaluator.eval(train_iter, self.collector.envstep)
 
     def supervise(self, env_step: int) -> None:
         pass

@@ -128,7 +128,8 @@ def test_misplaced_key_says_where_it_lives():
 
 def test_unknown_key_without_close_match_lists_valid_keys():
     message = error(main(policy=dict(eval=dict(evaluator=dict(zzz=1)))), CREATE)
-    assert message == "policy.eval.evaluator.zzz: unknown key; valid keys at policy.eval.evaluator: eval_freq"
+    assert message == ("policy.eval.evaluator.zzz: unknown key; valid keys at policy.eval.evaluator: eval_freq, "
+                       "video_dir, video_every")
 
 
 def test_wrong_types():

@@ -144,6 +144,10 @@ def test_evaluator_envs_are_made_with_the_evaluator_role(monkeypatch):
                             and "evaluator_env_num" in ast.unparse(node.args[1])):
                         role = [k.value.value for k in node.keywords if k.arg == "role"]
                         calls.append((os.path.relpath(path, REPO), role))
+                    # the parallel workers build theirs through roles.build_worker_env(spec, num_envs, role)
+                    if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "build_worker_env"
+                            and "evaluator_env_num" in ast.unparse(node.args[1])):
+                        calls.append((os.path.relpath(path, REPO), [node.args[2].value]))
     assert len(calls) >= 3 and all(role == ["evaluator"] for _, role in calls), calls
 
 

@@ -1,0 +1,225 @@
+"""Using a trained policy from Python: ``agent = ding_lite.load(path)`` then ``agent.predict(obs)``.
+
+``load`` takes a run directory (it loads ``ckpt/ckpt_best.pth.tar`` if there is one, else ``ckpt/ckpt_last.pth.tar``)
+or a checkpoint file inside a run (``<run_dir>/ckpt/<name>.pth.tar``; the run's ``total_config.py`` beside ``ckpt/``
+gives the config). No env is built: the observation space comes from the config (``policy.model.obs_space``), the
+action space (bounds included) from the checkpoint (``meta['env']``, recorded by the pipelines). A checkpoint written
+before ding_lite recorded it falls back to building one env of the config, once, to read its action space
+(``agent.env_built`` says so, and a warning too).
+
+``predict(obs, deterministic=True)`` takes one observation or a batch, in the env's own format (an array, or a
+dict/tuple nesting of arrays for Dict/Tuple spaces), and returns what ``env.step`` takes (a vector env's ``step`` for
+a batch): continuous actions mapped onto the Box bounds and clipped exactly as the workers do
+(:class:`ding_lite.envs.ActionAdapter`), discrete actions as int64, a mixed action as ``(discrete, continuous)``.
+Observation normalisation (``env.normalize_obs``) is applied inside the policy, with the run's statistics.
+"""
+import copy
+import os
+import warnings
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+import torch
+from easydict import EasyDict
+
+from ding_lite.config import compile_config, read_config_file
+from ding_lite.envs import ActionAdapter, EnvSpec
+from ding_lite.envs.env_spec import spec_from_record
+from ding_lite.envs.obs_space import is_nested, leaf_shape, obs_to_tensor
+from ding_lite.policy import Policy
+from ding_lite.policy.base_policy import check_cuda
+from ding_lite.utils import POLICY_REGISTRY, UserError
+from ding_lite.worker import load_checkpoint
+from ding_lite.worker.checkpoint import check_checkpoint_fits, load_model_weights
+
+RUN_CHECKPOINTS = ("ckpt_best", "ckpt_last")  # what a run directory loads, in this order
+EXPECTED = ("a run directory (holding total_config.py and ckpt/ckpt_best.pth.tar or ckpt/ckpt_last.pth.tar) or a "
+            "checkpoint file inside one (<run_dir>/ckpt/<name>.pth.tar)")
+_LEAF_DTYPES = {"discrete": np.int64, "multi_discrete": np.int64, "multi_binary": np.int8}
+
+
+def resolve_checkpoint(path: str) -> Tuple[str, str]:
+    """``(run_dir, checkpoint file)`` of a run directory or a checkpoint file; a UserError naming ``path`` and what
+    is expected otherwise."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        for name in RUN_CHECKPOINTS:
+            ckpt = os.path.join(path, "ckpt", f"{name}.pth.tar")
+            if os.path.isfile(ckpt):
+                return path, ckpt
+        raise UserError(f"'{path}' is a directory but not a run directory with a checkpoint: it has no "
+                        f"ckpt/ckpt_best.pth.tar or ckpt/ckpt_last.pth.tar. Expected {EXPECTED}")
+    if os.path.isfile(path):
+        if not path.endswith(".pth.tar"):
+            raise UserError(f"'{path}' is not a checkpoint (a .pth.tar file). Expected {EXPECTED}")
+        run_dir = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+        return run_dir, path
+    raise UserError(f"'{path}' does not exist. Expected {EXPECTED}")
+
+
+def run_config(run_dir: str, ckpt: str) -> EasyDict:
+    """The compiled config of the run in ``run_dir`` (its total_config.py)."""
+    config_path = os.path.join(run_dir, "total_config.py")
+    if not os.path.isfile(config_path):
+        raise UserError(f"checkpoint '{ckpt}' has no total_config.py in its run directory '{run_dir}' (a checkpoint "
+                        f"is read with its run's config). Expected {EXPECTED}")
+    return compile_config(read_config_file(config_path))
+
+
+def obs_description(model_cfg: EasyDict) -> dict:
+    """``policy.model.obs_space``, or for configs without it a float Box of ``policy.model.obs_shape``."""
+    space = model_cfg.get("obs_space")
+    if space:
+        return space
+    shape = model_cfg.obs_shape
+    return dict(space="box", shape=[int(shape)] if isinstance(shape, int) else [int(d) for d in shape],
+                dtype="float32")
+
+
+def description_leaves(description: dict) -> List[dict]:
+    """The leaf descriptions, in the description's order (Dict keys as listed, Tuple items by position)."""
+    if is_nested(description):
+        return [leaf for sub in description["spaces"].values() for leaf in description_leaves(sub)]
+    return [description]
+
+
+def obs_leaves(obs: Any, description: dict, path: str = "obs") -> List[Tuple[str, np.ndarray, dict]]:
+    """(key path, array, leaf description) of every leaf of an env-format observation, in the description's order."""
+    if not is_nested(description):
+        return [(path, obs, description)]
+    out = []
+    for i, (key, sub) in enumerate(description["spaces"].items()):
+        if description["space"] == "tuple":
+            if not isinstance(obs, (tuple, list)) or len(obs) != len(description["spaces"]):
+                raise UserError(f"{path}: expected a tuple of {len(description['spaces'])} items (a Tuple "
+                                f"observation), got {type(obs).__name__}")
+            out += obs_leaves(obs[i], sub, f"{path}[{i}]")
+        else:
+            if not isinstance(obs, dict) or key not in obs:
+                raise UserError(f"{path}: expected a dict with key {key!r} (a Dict observation with keys "
+                                f"{list(description['spaces'])}), got {type(obs).__name__}"
+                                + (f" with keys {list(obs)}" if isinstance(obs, dict) else ""))
+            out += obs_leaves(obs[key], sub, f"{path}[{key!r}]")
+    return out
+
+
+def as_batch(obs: Any, description: dict) -> Tuple[List[np.ndarray], bool]:
+    """The leaves of ``obs`` as arrays with a batch dim (in the description's order, dtypes as the env gives them)
+    and whether ``obs`` was a single observation (leading dims compared with the described shapes)."""
+    arrays, single = [], None
+    for path, value, leaf in obs_leaves(obs, description):
+        dtype = leaf.get("dtype") if leaf["space"] == "box" else _LEAF_DTYPES[leaf["space"]]
+        array = np.asarray(value, dtype=dtype)
+        shape = leaf_shape(leaf)
+        if tuple(array.shape) == tuple(shape):
+            is_single = True
+        elif array.ndim == len(shape) + 1 and tuple(array.shape[1:]) == tuple(shape):
+            is_single = False
+        else:
+            raise UserError(f"{path} has shape {tuple(array.shape)}; the run's observation space expects "
+                            f"{tuple(shape)} (one observation) or (batch, {', '.join(map(str, shape))}) (a batch)")
+        if single is not None and single != is_single:
+            raise UserError(f"{path}: some leaves of the observation are batched and others are not")
+        single = is_single
+        arrays.append(array[None] if is_single else array)
+    if len({a.shape[0] for a in arrays}) > 1:
+        raise UserError(f"the observation's leaves have different batch sizes: {[a.shape[0] for a in arrays]}")
+    return arrays, bool(single)
+
+
+def leaves_to_tree(arrays: List[np.ndarray], description: dict) -> Any:
+    """Leaf arrays (description order) -> the tensor tree the policy takes (``obs_to_tensor``'s format)."""
+    it = iter(arrays)
+
+    def build(desc: dict) -> Any:
+        if is_nested(desc):
+            return {key: build(sub) for key, sub in desc["spaces"].items()}
+        return next(it)
+    return obs_to_tensor(build(description))
+
+
+class Agent:
+    """A trained policy that acts in an env's own units; made by :func:`load` (or :meth:`from_policy`).
+
+    Attributes: ``policy`` (the :class:`~ding_lite.policy.Policy`, its collect and eval modes enabled), ``config``
+    (the run's compiled config), ``device``, ``spec`` (the env's :class:`~ding_lite.envs.EnvSpec`, rebuilt without an
+    env), ``checkpoint`` (the file loaded), ``checkpoint_name`` ('ckpt_best', 'ckpt_last', ... or None),
+    ``env_built`` (True when the action space had to be read from one env built for the purpose).
+    """
+
+    def __init__(self, policy: Policy, config: EasyDict, spec: EnvSpec, checkpoint: Optional[str] = None,
+                 env_built: bool = False) -> None:
+        self.policy, self.config, self.spec = policy, config, spec
+        self.device = policy.device
+        self.checkpoint = checkpoint
+        self.checkpoint_name = None if checkpoint is None else os.path.basename(checkpoint)[:-len(".pth.tar")]
+        self.env_built = env_built
+        self.obs_space = obs_description(policy.cfg.model)
+        self.adapter = ActionAdapter(spec, policy.action_bound)
+        policy.model.eval()
+
+    @classmethod
+    def from_policy(cls, policy: Policy, spec: EnvSpec, config: Optional[EasyDict] = None) -> "Agent":
+        """An agent around a live policy (built with collect and eval modes) and its env's spec."""
+        return cls(policy, config if config is not None else EasyDict(policy=policy.cfg), spec)
+
+    @torch.no_grad()
+    def predict(self, obs: Any, deterministic: bool = True) -> Any:
+        """The action(s) for one observation or a batch (see the module docstring); ``deterministic=False`` samples
+        from the policy (as collection does)."""
+        arrays, single = as_batch(obs, self.obs_space)
+        tree = leaves_to_tree(arrays, self.obs_space)
+        mode = self.policy.eval_mode if deterministic else self.policy.collect_mode
+        action = self.adapter(mode.forward(tree)["action"])
+        if self.spec.action_space_type in ("discrete", "multi_discrete"):
+            action = action.astype(np.int64)
+        elif self.spec.action_space_type == "mixed":
+            action = (action[0].astype(np.int64), action[1])
+        if single:
+            return tuple(a[0] for a in action) if isinstance(action, tuple) else action[0]
+        return action
+
+    def __repr__(self) -> str:
+        return (f"Agent({self.config.policy.type}, {self.spec.action_space_type} actions, checkpoint="
+                f"{self.checkpoint!r}, device={self.device})")
+
+
+def build_acting_policy(policy_cfg: EasyDict) -> Policy:
+    """The policy of ``policy_cfg`` with its collect and eval modes (no learner), evaluation purely greedy (a
+    configured ``eval.epsilon`` is for evaluation runs, not for a deterministic ``predict``)."""
+    policy_cfg = copy.deepcopy(policy_cfg)
+    if "epsilon" in policy_cfg.get("eval", {}):
+        policy_cfg.eval.epsilon = 0.0
+    return POLICY_REGISTRY.get(policy_cfg.type)(policy_cfg, enable_field=("collect", "eval"))
+
+
+def _spec_of(cfg: EasyDict, state: dict, ckpt: str) -> Tuple[EnvSpec, bool]:
+    record = (state.get("meta") or {}).get("env")
+    obs_space = obs_description(cfg.policy.model)
+    if record:
+        return spec_from_record(record, obs_space, cfg.policy.model.get("obs_shape")), False
+    from ding_lite.envs import env_factory  # the fallback only: checkpoints written before meta['env']
+    warnings.warn(f"checkpoint '{ckpt}' does not record its env's action space (it predates that); building one "
+                  f"env of its config to read it")
+    env = env_factory(cfg.env)()
+    try:
+        return EnvSpec.from_spaces(env.observation_space, env.action_space), True
+    finally:
+        env.close()
+
+
+def load(path: str, device: str = "cpu") -> Agent:
+    """The :class:`Agent` of a run directory or checkpoint file (module docstring); ``device``: 'cpu' or 'cuda'."""
+    device = str(device)
+    if device not in ("cpu", "cuda"):
+        raise UserError(f"device={device!r}: must be 'cpu' or 'cuda'")
+    run_dir, ckpt = resolve_checkpoint(path)
+    cfg = run_config(run_dir, ckpt)
+    cfg.policy.cuda = device == "cuda"
+    check_cuda(cfg.policy.cuda)
+    state = load_checkpoint(ckpt)
+    check_checkpoint_fits(state, cfg.policy.type, cfg.policy.model, ckpt, action="load")
+    spec, env_built = _spec_of(cfg, state, ckpt)
+    policy = build_acting_policy(cfg.policy)
+    load_model_weights(policy.model, policy.checkpoint_model_state(state["policy"]), ckpt)
+    return Agent(policy, cfg, spec, ckpt, env_built)

@@ -1,0 +1,176 @@
+"""Exporting a trained policy to one self-contained file: ``ding_lite export PATH --format torchscript|onnx``.
+
+The file holds a :class:`DeployModule`: the trained model with the run's preprocessing (observation normalisation
+from ``model.obs_normalizer``; uint8 frames are scaled by the model's own conv encoder) and the deterministic action
+in env units out, exactly as ``ding_lite.load(PATH).predict(obs)`` gives it: the greedy discrete index (int64), the
+per-head argmax (multi-discrete), the continuous mean (IMPALA, ACER) clipped to the Box, SAC's tanh(mu) mapped onto
+the Box, and for a mixed space the pair (discrete, continuous). Its input is a batch of observations: one tensor,
+or for a Dict/Tuple observation space one tensor per leaf, in the order of ``policy.model.obs_space`` (inputs named
+by their key paths, e.g. ``agent.position``). With ``with_dist`` the outputs add the action distribution's
+parameters (the actor's outputs: ``logit``, or ``mu`` and ``sigma``/``log_std``).
+
+Running the file needs only torch (TorchScript: ``torch.jit.load``) or onnxruntime (ONNX), never ding_lite.
+"""
+import os
+import warnings
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+import torch
+from torch import nn
+
+from ding_lite.envs.obs_space import is_nested, leaf_shape
+from ding_lite.torch_utils import greedy_action
+from ding_lite.utils import UserError
+
+from .agent import Agent, load
+
+FORMATS = {"torchscript": ".pt", "onnx": ".onnx"}
+_LEAF_DTYPES = {"discrete": torch.int64, "multi_discrete": torch.int64, "multi_binary": torch.int8}
+
+
+def leaf_paths(description: dict, prefix: Tuple[str, ...] = ()) -> List[Tuple[str, ...]]:
+    """The key paths of the description's leaves, in order (``()`` for a plain Box)."""
+    if is_nested(description):
+        return [p for key, sub in description["spaces"].items() for p in leaf_paths(sub, prefix + (key,))]
+    return [prefix]
+
+
+def _leaves(description: dict) -> List[dict]:
+    if is_nested(description):
+        return [leaf for sub in description["spaces"].values() for leaf in _leaves(sub)]
+    return [description]
+
+
+class DeployModule(nn.Module):
+    """Observations (batch) -> the deterministic action in env units; see the module docstring."""
+
+    def __init__(self, agent: Agent, with_dist: bool = False) -> None:
+        super().__init__()
+        policy, spec = agent.policy, agent.spec
+        self.model = policy.model
+        self.description = agent.obs_space
+        self.paths = leaf_paths(self.description)
+        self.space = spec.action_space_type
+        self.nvec = list(spec.nvec) if spec.nvec is not None else None
+        self.with_dist = with_dist
+        self.sac = hasattr(policy, "_actions")
+        self.rescale = policy.action_bound == "rescale"
+        self.sac_actions = policy._actions if self.sac else None
+        low = spec.action_low if spec.action_low is not None else np.zeros(0, np.float32)
+        high = spec.action_high if spec.action_high is not None else np.zeros(0, np.float32)
+        self.register_buffer("low", torch.as_tensor(low, dtype=torch.float32))
+        self.register_buffer("high", torch.as_tensor(high, dtype=torch.float32))
+
+    def _tree(self, leaves: Tuple[torch.Tensor, ...]) -> Any:
+        if not is_nested(self.description):
+            return leaves[0]
+        tree: dict = {}
+        for path, x in zip(self.paths, leaves):
+            node = tree
+            for key in path[:-1]:
+                node = node.setdefault(key, {})
+            node[path[-1]] = x
+        return tree
+
+    def _box(self, action: torch.Tensor) -> torch.Tensor:
+        if self.rescale:
+            center, half = (self.high + self.low) / 2, (self.high - self.low) / 2
+            return center + half * action.clamp(-1.0, 1.0)
+        return torch.maximum(torch.minimum(action, self.high), self.low)
+
+    def forward(self, *leaves: torch.Tensor) -> Any:
+        obs = self._tree(leaves)
+        norm = getattr(self.model, "obs_normalizer", None)
+        if norm is not None:
+            obs = norm(obs)
+        dist: List[torch.Tensor] = []
+        if self.sac:
+            action = self.sac_actions.act(obs, deterministic=True)
+            if self.with_dist and getattr(self.model, "actor", True) is not False:
+                out = self.model.compute_actor(obs)
+                dist = [out[k] for k in sorted(out)]
+        else:
+            logit = self.model(obs, mode="compute_actor")["logit"]
+            action = greedy_action(self.space, logit, self.nvec)
+            if self.with_dist:
+                dist = [logit[k] for k in sorted(logit)] if isinstance(logit, dict) else [logit]
+        if self.space == "mixed":
+            out = (action["discrete"].long(), self._box(action["continuous"]))
+        elif self.space == "continuous":
+            out = (self._box(action),)
+        else:
+            out = (action.long(),)
+        out = out + tuple(dist)
+        return out[0] if len(out) == 1 else out
+
+
+def output_names(module: DeployModule) -> List[str]:
+    names = ["discrete", "continuous"] if module.space == "mixed" else ["action"]
+    if module.with_dist:
+        dummy = example_inputs(module.description, 2)
+        with torch.no_grad():
+            n = len(module(*dummy)) - len(names) if isinstance(module(*dummy), tuple) else 0
+        names += [f"dist_{i}" for i in range(n)]
+    return names
+
+
+def input_names(description: dict) -> List[str]:
+    return [".".join(p) or "obs" for p in leaf_paths(description)]
+
+
+def example_inputs(description: dict, batch: int = 2) -> Tuple[torch.Tensor, ...]:
+    """A batch of valid observations (random within each leaf's range) for tracing."""
+    g = torch.Generator().manual_seed(0)
+    out = []
+    for leaf in _leaves(description):
+        shape = [batch] + leaf_shape(leaf)
+        if leaf["space"] == "discrete":
+            out.append(torch.randint(int(leaf["n"]), shape, generator=g) + int(leaf.get("start", 0)))
+        elif leaf["space"] == "multi_discrete":
+            nvec = torch.tensor(leaf["nvec"]).view(leaf["shape"])
+            out.append((torch.rand(shape, generator=g) * nvec).long() + torch.tensor(leaf["start"]).view(leaf["shape"]))
+        elif leaf["space"] == "multi_binary":
+            out.append(torch.randint(2, shape, generator=g).to(torch.int8))
+        else:
+            dtype = getattr(torch, leaf.get("dtype", "float32"))
+            if dtype.is_floating_point:
+                out.append(torch.randn(shape, generator=g).to(dtype).float())
+            else:
+                out.append(torch.randint(0, 256, shape, generator=g).to(dtype))
+    return tuple(out)
+
+
+def export_agent(agent: Agent, fmt: str, path: str, with_dist: bool = False) -> str:
+    """Write ``agent``'s :class:`DeployModule` to ``path`` as TorchScript or ONNX; returns ``path``."""
+    if fmt not in FORMATS:
+        raise UserError(f"--format {fmt!r}: must be one of {sorted(FORMATS)}")
+    if agent.device.type != "cpu":
+        raise UserError("export from a CPU agent (ding_lite.load(path, device='cpu'))")
+    module = DeployModule(agent, with_dist).eval()
+    inputs = example_inputs(agent.obs_space)
+    with torch.no_grad(), warnings.catch_warnings():
+        # torch's deprecation notes on tracing, and tracer notes on shape checks that hold for every batch size
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        if fmt == "torchscript":
+            traced = torch.jit.trace(module, inputs, check_trace=False)
+            traced.save(path)
+            return path
+        names = input_names(agent.obs_space)
+        outputs = output_names(module)
+        torch.onnx.export(module, inputs, path, input_names=names, output_names=outputs, dynamo=False,
+                          dynamic_axes={n: {0: "batch"} for n in names + outputs}, opset_version=17)
+    return path
+
+
+def export(path: str, fmt: str, out: Optional[str] = None, with_dist: bool = False) -> str:
+    """Export the run or checkpoint at ``path`` (see ``ding_lite.load``) to ``out`` (default: the checkpoint's name
+    in the run directory, e.g. ``<run_dir>/ckpt_best.onnx``); returns the file written."""
+    if fmt not in FORMATS:
+        raise UserError(f"--format {fmt!r}: must be one of {sorted(FORMATS)}")
+    agent = load(path)
+    if out is None:
+        run_dir = path if os.path.isdir(path) else os.path.dirname(os.path.dirname(os.path.abspath(path)))
+        out = os.path.join(run_dir, f"{agent.checkpoint_name}{FORMATS[fmt]}")
+    return export_agent(agent, fmt, out, with_dist)
