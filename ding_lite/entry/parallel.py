@@ -57,7 +57,8 @@ def parallel_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, model:
     def make_run() -> TrainingRun:
         set_seed(seed)
         policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model, enable_field=("learn", "eval"))
-        transport = WorkerTransport(cfg, seed, policy, config_imports(cfg), model_given=model is not None)
+        transport = WorkerTransport(cfg, seed, policy, config_imports(cfg), model_given=model is not None,
+                                    run_dir=run_dir)
         run = TrainingRun(cfg, seed, run_dir, policy, transport)
         run.action_space_record = action_space_record(spec)
         return run

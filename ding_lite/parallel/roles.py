@@ -195,7 +195,10 @@ def run_evaluator(endpoint: Endpoint, spec: WorkerSpec) -> None:
     cfg = spec.cfg
     policy = build_worker_policy(spec, "eval")
     eval_env = build_worker_env(spec, cfg.env.evaluator_env_num, "evaluator")
-    evaluator = Evaluator(eval_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.policy.eval.evaluator.eval_freq)
+    section = cfg.policy.eval.evaluator  # video_dir: set by the learner to <run_dir>/videos when video_every is on
+    video = Evaluator.video_for(cfg, spec.seed, section.video_dir or "") if section.video_every else None
+    evaluator = Evaluator(eval_env, policy.eval_mode, cfg.env.n_evaluator_episode, section.eval_freq, video,
+                          section.video_every)
     try:
         while not endpoint.stopping():
             got = endpoint.poll_weights()

@@ -9,8 +9,9 @@ worker stopped by bad input (a ``UserError``: a non-finite observation, a bad en
 import collections
 import copy
 import math
+import os
 import sys
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from easydict import EasyDict
@@ -60,13 +61,16 @@ class WorkerTransport:
     evaluates_in_place = False
 
     def __init__(self, cfg: EasyDict, seed: int, policy: Policy, imports: Sequence[Tuple[List[str], str]],
-                 model_given: bool = False) -> None:
+                 model_given: bool = False, run_dir: Optional[str] = None) -> None:
         self.cfg, self.pcfg, self.seed, self.policy = cfg, cfg.parallel, seed, policy
         self.name = cfg.parallel.backend
         self.weight_sync_freq = cfg.parallel.weight_sync_freq
         self.description = (f"{self.collector_num} collector(s) and an evaluator ({self.name} backend)")
         self._worker_cfg = EasyDict(to_plain(cfg))
         self._worker_cfg.policy.cuda = False  # workers act on the CPU; the learner may use the GPU
+        evaluator = self._worker_cfg.policy.eval.evaluator
+        if evaluator.video_every and not evaluator.video_dir and run_dir:  # the evaluator worker writes the videos
+            evaluator.video_dir = os.path.abspath(os.path.join(run_dir, "videos"))
         self._model_copy = copy.deepcopy(policy.model).cpu() if model_given else None
         self._imports = [(list(names), where) for names, where in imports]
         self.backend = None

@@ -29,8 +29,8 @@ class Evaluator(Configurable):
         # (int) Evaluate every this many learner train iterations (also once before training starts).
         eval_freq=1000,
         # (int) Record a video of one evaluation episode every this many evaluations (the first, the
-        # video_every+1-th, ...), from a separate env made with render_mode='rgb_array'; 0: never. Serial pipeline
-        # only (-m parallel ignores it); needs pip install "ding_lite[video]". See docs/videos.md.
+        # video_every+1-th, ...), from a separate env made with render_mode='rgb_array'; 0: never. Needs
+        # pip install "ding_lite[video]". See docs/videos.md.
         video_every=0,
         # (str) Where the videos go (eval_envstep<N>_return<R>.mp4, or .gif without ffmpeg); None: <run_dir>/videos.
         video_dir=None,
@@ -101,7 +101,7 @@ class Evaluator(Configurable):
                 running[i] = 0.0
         returns = np.asarray(returns)
         if self.video is not None and self.evals % self.video_every == 0:
-            self.last_video = self.video.record(self.policy, env_step)
+            self.last_video = self.video.record(self.policy, env_step, train_iter)
         self.evals += 1
         return {
             "return_mean": float(returns.mean()),

@@ -136,14 +136,19 @@ class EvalVideo:
         self._env_action = env_action_adapter(env, policy.action_bound)
         return env
 
-    def record(self, policy: EvalMode, env_step: Optional[int]) -> str:
-        """Play one episode with ``policy`` (eval mode), write it; returns the file's path (also ``last_path``)."""
+    def record(self, policy: EvalMode, env_step: Optional[int], train_iter: Optional[int] = None) -> str:
+        """Play one episode with ``policy`` (eval mode), write it; returns the file's path (also ``last_path``). The
+        file is named by ``env_step``, or where that is unknown (the parallel pipeline's evaluator worker) by
+        ``train_iter``: ``eval_iter<N>_return<R>``."""
         if self.env is None:
             self.env = self._make_env(policy)  # first reset with the seed, as make_vector_env does
         obs = self.env.reset()[0]  # as Evaluator.eval's reset: an unseeded one
         os.makedirs(self.video_dir, exist_ok=True)
-        step_text = "NA" if env_step is None else str(int(env_step))
-        partial = os.path.join(self.video_dir, f".eval_envstep{step_text}.partial")
+        if env_step is not None or train_iter is None:
+            step_text = "envstep" + ("NA" if env_step is None else str(int(env_step)))
+        else:
+            step_text = f"iter{int(train_iter)}"
+        partial = os.path.join(self.video_dir, f".eval_{step_text}.partial")
         writer = VideoWriter(partial, video_fps(self.env_cfg, self.env.envs[0].metadata or {}))
         total = 0.0
         try:
@@ -158,7 +163,7 @@ class EvalVideo:
                 writer.append(self.env.call("render")[0][..., :3])
         finally:
             writer.close()
-        stem = os.path.join(self.video_dir, f"eval_envstep{step_text}_return{total:.1f}")
+        stem = os.path.join(self.video_dir, f"eval_{step_text}_return{total:.1f}")
         path = unused_path(stem, writer.ext)
         os.replace(writer.path, path)
         self.last_path, self.last_return = path, total

@@ -156,3 +156,22 @@ def test_no_video_by_default_and_video_is_for_eval_mode(in_tmp, cli):
     from ding_lite.entry.serial import serial_pipeline
     serial_pipeline(read_config_file(CARTPOLE), 0, max_env_step=400, quiet=True, overrides=SMALL)
     assert os.path.isdir("cartpole_impala_seed0") and not os.path.exists("cartpole_impala_seed0/videos")
+
+
+def test_parallel_run_records_in_the_evaluator_worker_named_by_train_iter(in_tmp):
+    """-m parallel: the evaluator worker records into <run_dir>/videos, every video_every-th evaluation, each file
+    named with the train iteration of the weights it played (eval.csv's rows) and the recorded return."""
+    from ding_lite.entry.parallel import parallel_pipeline
+
+    parallel_pipeline(read_config_file(CARTPOLE), 0, max_env_step=1500, quiet=True,
+                      overrides=SMALL + ["policy.eval.evaluator.eval_freq=4", "policy.eval.evaluator.video_every=1",
+                                         "parallel.collector_num=1"])
+    with open("cartpole_impala_seed0/eval.csv") as f:
+        iters = {int(r["train_iter"]) for r in csv.DictReader(f)}
+    videos = glob.glob("cartpole_impala_seed0/videos/*.mp4")
+    assert videos, "no video from the parallel evaluator"
+    named = {int(os.path.basename(v).split("_")[1][len("iter"):]) for v in videos}
+    assert all(os.path.basename(v).startswith("eval_iter") for v in videos)
+    # the first evaluation (train_iter 0) is recorded; the others belong to evaluations the worker ran (an evaluation
+    # still running when the run stopped may have no eval.csv row)
+    assert 0 in named and 0 in iters
