@@ -44,7 +44,12 @@ def make_checked(make: Callable[..., Any], env_type: str, source: str, *args: An
 
 def make_env_class(entry: Callable[..., Any], env_type: str, kwargs: dict, max_episode_steps: Optional[int]) -> gym.Env:
     """``entry(**kwargs)`` (form 3), in ``TimeLimit(max_episode_steps)`` when that is set."""
-    env = checked_env(entry(**kwargs), env_type, f"{describe(entry)}(**env.kwargs)")
+    try:
+        made = entry(**kwargs)
+    except (TypeError, ValueError) as err:  # the env refused its arguments: the config's mistake, one line
+        raise UserError(f"env type '{env_type}' refused env.kwargs={dict(kwargs)}: {type(err).__name__}: {err}") \
+            from None
+    env = checked_env(made, env_type, f"{describe(entry)}(**env.kwargs)")
     if max_episode_steps is not None:
         env = gym.wrappers.TimeLimit(env, max_episode_steps)
     return env

@@ -82,3 +82,12 @@ def test_a_factory_whose_function_makes_no_env_is_named():
     with pytest.raises(UserError, match=r"the function custom_env_helpers.FactoryMakingNoEnv.factory\(cfg\) made "
                                         r"returned a builtins.dict, not a gymnasium.Env"):
         make()
+
+
+def test_an_env_class_that_refuses_its_kwargs_is_one_user_error():
+    """A gymnasium.Env subclass raising ValueError/TypeError on its arguments is the config's mistake: one line
+    naming the env type, env.kwargs and the env's own message, not a traceback."""
+    make = env_factory(env_section("goal_grid", kwargs=dict(size=1)))
+    with pytest.raises(UserError, match=r"env type 'goal_grid' refused env.kwargs=\{'size': 1\}: ValueError: "
+                                        r"GoalGrid: size >= 2"):
+        make()
