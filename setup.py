@@ -20,7 +20,7 @@ setup(
     ],
     extras_require={
         "test": ["pytest>=7", "minigrid"],  # minigrid: a third-party Dict-observation env for the env tests
-        "ray": ["ray"],
+        "ray": ["ray[default]"],
         # Learning-curve PNGs (ding_lite.analysis.plot); everything else in ding_lite works without it.
         "plot": ["matplotlib"],
         # Benchmarks only: the SAC speed comparison runs Stable-Baselines3 beside ding_lite; nested_tree_ops.py and

@@ -13,6 +13,13 @@ the progress lines of ``log/train.log`` (first to last line, one every 100 train
 start-up (spawned workers importing torch) and the final evaluation. Prints tables and writes
 benchmarks/results/parallel_scaling.json.
 
+``--modes ray1 parallel1`` sets the Ray backend beside the local one at equal collectors (interleaved, a ratio per
+pair), and ``--hog`` keeps one other process busy on a core throughout, as on a shared machine:
+
+    python benchmarks/parallel_scaling.py --modes parallel1 ray1 --repeats 3 --output benchmarks/results/ray_vs_local.json
+    python benchmarks/parallel_scaling.py --modes parallel1 ray1 --repeats 3 --hog \
+        --output benchmarks/results/ray_vs_local_hog.json
+
 ``--config`` runs another config the same way, e.g. the Atari one with 1 collector against serial (frames/s are env
 steps/s x 4 there):
 
@@ -41,7 +48,10 @@ MODES: Dict[str, Tuple[str, List[str]]] = {  # label: (-m mode, extra --set)
     "serial": ("serial", []),
     "parallel1": ("parallel", ["parallel.backend=local", "parallel.collector_num=1"]),
     "parallel2": ("parallel", ["parallel.backend=local", "parallel.collector_num=2"]),
+    "ray1": ("parallel", ["parallel.backend=ray", "parallel.collector_num=1"]),
+    "ray2": ("parallel", ["parallel.backend=ray", "parallel.collector_num=2"]),
 }
+HOG = "while True: pass"  # --hog: one process that keeps a core busy for the whole benchmark
 # "... env_step 17,920 | train_iter 200 | ... | 4.9 s" (serial and parallel progress lines alike)
 PROGRESS = re.compile(r"env_step ([\d,]+) \| train_iter ([\d,]+) \| .* \| ([\d.]+) s$")
 
@@ -121,10 +131,18 @@ def summarise(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
                     for section in ("e2e", "steady") for key in ("env_step_per_s", "train_iter_per_s")}
                 for m in MODES if any(r["mode"] == m for r in rows)}
     ratios = {}
-    for m in (m for m in ("parallel1", "parallel2") if m in per_mode and "serial" in per_mode):
+    pairs = [(m, "serial") for m in ("parallel1", "parallel2")] + [("ray1", "parallel1"), ("ray2", "parallel2")]
+    for m, ref in ((m, ref) for m, ref in pairs if m in per_mode and ref in per_mode):
         for section in ("steady", "e2e"):
-            base, value = per_mode["serial"][f"{section}_env_step_per_s"], per_mode[m][f"{section}_env_step_per_s"]
-            ratios[f"{m}/serial_{section}_env_step_per_s"] = round(value / base, 2) if base and value else None
+            base, value = per_mode[ref][f"{section}_env_step_per_s"], per_mode[m][f"{section}_env_step_per_s"]
+            ratios[f"{m}/{ref}_{section}_env_step_per_s"] = round(value / base, 2) if base and value else None
+    # ray against local within each interleaved pair (same seed and repeat): the spread the medians hide
+    for m, ref in (("ray1", "parallel1"), ("ray2", "parallel2")):
+        pair = [(r, next((x for x in rows if x["mode"] == ref and x["seed"] == r["seed"]
+                          and x["repeat"] == r["repeat"]), None)) for r in rows if r["mode"] == m]
+        values = sorted(round(r["e2e"]["env_step_per_s"] / x["e2e"]["env_step_per_s"], 2) for r, x in pair if x)
+        if values:
+            ratios[f"{m}/{ref}_e2e_per_pair"] = values
     return {"median": per_mode, "ratios": ratios}
 
 
@@ -168,18 +186,18 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="runs per mode and seed (default 1)")
     parser.add_argument("--output", default=RESULT, help="where to write the JSON results")
     parser.add_argument("--config", default=CONFIG, help="the config every run trains (default cartpole_impala.py)")
-    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
+    parser.add_argument("--modes", nargs="+", default=["serial", "parallel1", "parallel2"], choices=list(MODES))
+    parser.add_argument("--hog", action="store_true", help="keep one other process busy on a core throughout "
+                                                          "(a shared machine)")
     args = parser.parse_args()
     config = os.path.abspath(args.config)
     rows = []
-    with tempfile.TemporaryDirectory() as workdir:
-        for repeat in range(args.repeats):
-            for seed in args.seeds:
-                for label in args.modes:
-                    rows.append(run_once(label, seed, repeat, args.env_step, workdir, config))
-                    r = rows[-1]
-                    print(f"{label} seed {seed} repeat {repeat}: {r['env_step']:,} env steps in {r['wall_time_s']} s, "
-                          f"steady {fmt(r['steady']['env_step_per_s'])} env steps/s", flush=True)
+    hog = subprocess.Popen([sys.executable, "-c", HOG]) if args.hog else None
+    try:
+        run_all(args, config, rows)
+    finally:
+        if hog is not None:
+            hog.kill()
     summary = summarise(rows)
     print_tables(rows, summary)
     out = {"machine": machine_info(), "args": vars(args), "config": os.path.relpath(config, ROOT),
@@ -189,6 +207,17 @@ def main() -> None:
     with open(args.output, "w") as f:
         json.dump(out, f, indent=2)
     print(f"wrote {os.path.relpath(args.output, ROOT)}")
+
+
+def run_all(args, config: str, rows: List[Dict[str, Any]]) -> None:
+    with tempfile.TemporaryDirectory() as workdir:
+        for repeat in range(args.repeats):
+            for seed in args.seeds:
+                for label in args.modes:
+                    rows.append(run_once(label, seed, repeat, args.env_step, workdir, config))
+                    r = rows[-1]
+                    print(f"{label} seed {seed} repeat {repeat}: {r['env_step']:,} env steps in {r['wall_time_s']} s, "
+                          f"steady {fmt(r['steady']['env_step_per_s'])} env steps/s", flush=True)
 
 
 if __name__ == "__main__":

@@ -29,9 +29,12 @@ class ParallelConfig(Configurable):
         # (str) 'local': spawned processes on this machine. 'ray': Ray actors (needs the extra: pip install
         # ding_lite[ray]), on a local Ray instance or the cluster at ray_address.
         backend="local",
-        # (str) Address of a running Ray cluster for ray.init (e.g. '10.0.0.1:6379' or 'auto'); None starts a local
-        # Ray instance for this run.
+        # (str) Address of a running Ray cluster for ray.init (e.g. '10.0.0.1:6379' or 'auto'); None starts a
+        # private local Ray instance for this run, even when another Ray cluster runs on this machine.
         ray_address=None,
+        # (float) Seconds the run goes on with no collector running (all lost with their nodes, or none placeable
+        # on the Ray cluster) before it stops with an error. Workers that can run are restarted meanwhile.
+        collector_wait_s=120.0,
     )
 
     @classmethod
@@ -50,6 +53,9 @@ class ParallelConfig(Configurable):
             raise ConfigError(f"{path}.max_staleness={stale!r}: must be >= 0 (weight versions) or float('inf')")
         if isinstance(cfg.max_restarts, bool) or not isinstance(cfg.max_restarts, int) or cfg.max_restarts < 0:
             raise ConfigError(f"{path}.max_restarts={cfg.max_restarts!r}: must be an int >= 0")
+        wait = cfg.collector_wait_s
+        if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not wait > 0:
+            raise ConfigError(f"{path}.collector_wait_s={wait!r}: must be a number of seconds > 0")
         if cfg.backend not in BACKENDS:
             raise ConfigError(f"{path}.backend={cfg.backend!r}: must be one of {', '.join(map(repr, BACKENDS))}")
         if cfg.ray_address is not None and not isinstance(cfg.ray_address, str):

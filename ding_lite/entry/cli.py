@@ -14,6 +14,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 import click
 
 from ding_lite.utils import UserError
+from ding_lite.utils.signals import stop_signal
 
 MODES = ("serial", "parallel", "eval")
 
@@ -101,7 +102,7 @@ def user_errors() -> Iterator[None]:
         click.echo(f"ding_lite: error: {os_error_message(err)}", err=True)
         sys.exit(2)
     except KeyboardInterrupt as err:
-        signum = int(getattr(err, "signum", signal.SIGINT))
+        signum = stop_signal(err)
         click.echo(f"ding_lite: {'terminated' if signum == signal.SIGTERM else 'interrupted'}", err=True)
         sys.exit(128 + signum)
 

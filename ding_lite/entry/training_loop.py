@@ -226,7 +226,12 @@ class TrainingRun(RunBase):
         if stop_reason in NORMAL_STOPS and stop_reason != "stop_value" and self.last_eval_iter != it:
             self.last_eval_iter = it
             self._record(it, self.env_step, self.transport.evaluate_now(it))
-        return self.write_result(stop_reason, **self.summary())
+        summary = self.summary()
+        explain = getattr(self.transport, "bottleneck_line", None)
+        line = explain(summary) if explain is not None else None
+        if line:
+            self.logger.info(line)
+        return self.write_result(stop_reason, **summary)
 
     def close(self) -> None:
         self.transport.close()

@@ -1,25 +1,31 @@
-"""The Ray transport: the same worker roles as Ray actors, on a local Ray instance or a cluster.
+"""The Ray transport: collectors and the evaluator as Ray actors, driven by the learner through actor calls.
 
-A small hub actor stands where the local backend has shared memory and pipes: it holds the newest weights of each
-role (as object references, so a weight set is stored once in Ray's object store however many actors fetch it), the
-stop flag, the collectors' shared credits, and the messages not yet taken by the learner. Worker code is unchanged:
-``RayEndpoint`` implements the same ``Endpoint`` as ``LocalEndpoint``, and polls the hub without waiting (a
-request is kept in flight and read when ready).
+The learner asks, the actors answer. Each ``collect`` call returns one segment (an ObjectRef); the learner keeps at
+most ``parallel.queue_size`` calls under way, counting the finished ones it has not taken yet, and ``ray.wait``s on
+them when it wants samples. That bound is the backpressure: a collector whose answer lies untaken gets no new call.
+Weights go out as one ``ray.put`` per version, passed to the calls by reference inside a list (so Ray does not
+resolve it), and an actor fetches a version only when it is newer than the one it has. There is no hub or other
+helper actor: the learner's process is the only part a run cannot lose.
+
+An actor that dies (its process killed, its node lost) fails its calls; ``failed`` reports it and the transport
+restarts it, and Ray places the new actor wherever a CPU is free. A worker still unplaced after
+``PLACEMENT_REPORT_S`` is reported once, naming the resource it waits for (``placement_news``).
 """
 import logging
 import os
+import signal
 import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from ding_lite.utils import UserError
 
-from .roles import State, WorkerKey, WorkerSpec, run_role
+from .roles import CollectorRole, EvaluatorRole, State, WorkerKey, WorkerSpec, from_numpy, to_numpy
 from .weights import cpu_state
 
-POLL_EVERY_S = 0.01  # a worker asks the hub for news at most this often (the hub serves every worker)
-SEND_WAIT_S = 0.001
-NEWS_POLL_S = 0.05  # the learner asks for evaluator results at most this often while it is busy training
+PLACEMENT_REPORT_S = 10.0  # a worker not started by then is reported (once), with the resources it waits for
+NEWS_POLL_S = 0.02  # while training, the learner looks for evaluator news and started workers at most this often
+CPUS = {"collector": 1, "evaluator": 0}  # Ray CPUs each worker asks for
 
 
 def _import_ray():
@@ -31,119 +37,62 @@ def _import_ray():
     return ray
 
 
-class Hub:
-    """The meeting point of the learner and its workers (a Ray actor; plain Python inside)."""
-
-    def __init__(self, queue_size: int) -> None:
-        self.weights: Dict[str, Tuple[int, list]] = {}
-        self.stop = False
-        self.queue_size = queue_size
-        self.untaken: Dict[int, int] = {}  # collector rank -> batches reserved, not yet taken
-        self.messages: Dict[WorkerKey, List[Dict[str, Any]]] = {}
-
-    def publish(self, role: str, version: int, state_ref: list) -> None:
-        self.weights[role] = (version, state_ref)
-
-    def poll(self, role: str, seen: int) -> Tuple[bool, Optional[Tuple[int, list]]]:
-        """(stop flag, (version, [state ref]) if newer than ``seen``)."""
-        got = self.weights.get(role)
-        return self.stop, (got if got is not None and got[0] > seen else None)
-
-    def acquire(self, rank: int) -> bool:
-        if sum(self.untaken.values()) >= self.queue_size:
-            return False
-        self.untaken[rank] = self.untaken.get(rank, 0) + 1
-        return True
-
-    def put(self, role: str, rank: int, message: Dict[str, Any]) -> None:
-        self.messages.setdefault((role, rank), []).append(message)
-
-    def take(self, samples: bool) -> List[Dict[str, Any]]:
-        out = []
-        for (role, rank), queue in self.messages.items():
-            if queue and (samples or role != "collector"):
-                out.extend(queue)
-                if role == "collector":
-                    self.untaken[rank] = max(0, self.untaken.get(rank, 0) - sum(m["kind"] == "samples" for m in queue))
-                queue.clear()
-        return out
-
-    def forget(self, role: str, rank: int) -> None:
-        """A worker is being replaced: drop its untaken batches and credits."""
-        self.messages.pop((role, rank), None)
-        if role == "collector":
-            self.untaken[rank] = 0
-
-    def request_stop(self) -> None:
-        self.stop = True
+def _node_id() -> str:
+    import ray
+    return ray.get_runtime_context().get_node_id()
 
 
-class RayEndpoint:
-    """A worker's end of the Ray transport (see ``roles.Endpoint``)."""
+class RayCollector:
+    """A collector actor: ``setup`` builds its policy and envs; each ``collect`` call returns one segment."""
 
-    def __init__(self, hub, role: str, rank: int) -> None:
-        self.ray = _import_ray()
-        self.hub, self.role, self.rank = hub, role, rank
-        self._seen = -1
-        self._stop = False
-        self._news: Optional[Tuple[int, list]] = None
-        self._pending = None
-        self._next_poll = 0.0
+    def setup(self, spec: WorkerSpec) -> str:
+        """Build the worker; returns the id of the node it runs on."""
+        self.role = CollectorRole(spec)
+        self._idle_since = time.perf_counter()
+        return _node_id()
 
-    def _refresh(self) -> None:
-        """Read the hub's answer if it is in, and keep one request in flight; at most every POLL_EVERY_S (a
-        ``ray.wait`` costs tens of microseconds, too much for every env step)."""
-        now = time.monotonic()
-        if now < self._next_poll:
-            return
-        self._next_poll = now + POLL_EVERY_S
-        if self._pending is not None:
-            ready, _ = self.ray.wait([self._pending], timeout=0)
-            if not ready:
-                return
-            self._stop, news = self.ray.get(self._pending)
-            self._pending = None
-            if news is not None and news[0] > self._seen:
-                self._news = news
-        if self._pending is None:
-            self._pending = self.hub.poll.remote(self.role, self._seen)
+    def collect(self, version: int, weights: list) -> Dict[str, Any]:
+        """One segment acted with weight ``version`` (``weights``: ``[ObjectRef]`` of its state dict)."""
+        import ray
 
-    def stopping(self) -> bool:
-        self._refresh()
-        return self._stop
+        t0 = time.perf_counter()
+        if version != self.role.version:
+            self.role.load(version, from_numpy(ray.get(weights[0])))
+        sync_s = time.perf_counter() - t0
+        message = self.role.segment(wait_s=t0 - self._idle_since)
+        message["timing"]["sync_s"] = sync_s
+        self._idle_since = time.perf_counter()
+        return message
 
-    def poll_weights(self) -> Optional[Tuple[int, State]]:
-        self._refresh()
-        if self._news is None:
-            return None
-        version, (ref,) = self._news
-        self._news = None
-        self._seen = version
-        return version, self.ray.get(ref)
-
-    def reserve(self) -> bool:
-        while not self.ray.get(self.hub.acquire.remote(self.rank)):
-            if self.stopping():
-                return False
-            time.sleep(SEND_WAIT_S)
-        return True
-
-    def send(self, message: Dict[str, Any]) -> bool:
-        self.hub.put.remote(self.role, self.rank, message)
-        return True
-
-    def send_error(self, message: Dict[str, Any]) -> None:
-        try:
-            self.ray.get(self.hub.put.remote(self.role, self.rank, message), timeout=5)
-        except Exception:  # the hub may be gone; the actor's failure still tells the learner
-            pass
+    def close(self) -> None:
+        self.role.close()
 
 
-class RoleActor:
-    """Runs one worker role (a Ray actor; the same role functions as the local backend's processes)."""
+class RayEvaluator:
+    """The evaluator actor: ``setup`` builds it; each ``evaluate`` call scores one weight snapshot."""
 
-    def run(self, hub, spec: WorkerSpec) -> None:
-        run_role(RayEndpoint(hub, spec.role, spec.rank), spec)
+    def setup(self, spec: WorkerSpec) -> str:
+        self.role = EvaluatorRole(spec)
+        return _node_id()
+
+    def evaluate(self, train_iter: int, weights: list) -> Dict[str, Any]:
+        import ray
+        return self.role.evaluate(train_iter, from_numpy(ray.get(weights[0])))
+
+    def close(self) -> None:
+        self.role.close()
+
+
+def failure_reason(err: BaseException) -> str:
+    """``'<ErrorType>: message'`` of what a Ray call raised: the worker's own exception when its code raised (so a
+    ``UserError`` keeps its name), else how the actor was lost."""
+    cause = getattr(err, "cause", None)
+    if isinstance(cause, BaseException):
+        return f"{type(cause).__name__}: {str(cause).splitlines()[0][:300] if str(cause) else ''}".rstrip(": ")
+    text = str(err).strip().splitlines()
+    detail = next((line.strip() for line in text if "died" in line or "lost" in line or "killed" in line),
+                  text[0].strip() if text else "")
+    return f"{type(err).__name__}: {detail[:300]}"
 
 
 def _user_paths() -> List[str]:
@@ -151,6 +100,18 @@ def _user_paths() -> List[str]:
     prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     return [p for p in sys.path if p and os.path.isdir(p)
             and not any(os.path.realpath(p).startswith(prefix) for prefix in prefixes)]
+
+
+class _Worker:
+    """The learner's record of one actor."""
+
+    def __init__(self, actor, spec: WorkerSpec, setup_ref) -> None:
+        self.actor, self.spec, self.setup_ref = actor, spec, setup_ref
+        self.node: Optional[str] = None  # set when its setup returned: it runs
+        self.started = time.monotonic()
+        self.calls: List[Any] = []  # collect/evaluate calls under way or finished and not taken
+        self.reported = False  # its placement was reported
+        self.dead = False
 
 
 class RayBackend:
@@ -162,87 +123,215 @@ class RayBackend:
         ray = self.ray = _import_ray()
         self._owns_ray = not ray.is_initialized()
         if self._owns_ray:
-            kwargs: Dict[str, Any] = dict(include_dashboard=False, logging_level=logging.WARNING)
-            if pcfg.ray_address is None:  # a local instance with a CPU for every collector and the learner
-                kwargs.update(num_cpus=max(os.cpu_count() or 1, pcfg.collector_num + 1),
-                              runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(_user_paths())}})
-            try:
-                ray.init(address=pcfg.ray_address, **kwargs)
-            except ConnectionError as err:
-                raise UserError(f"parallel.ray_address={pcfg.ray_address!r}: cannot connect to a Ray cluster there "
-                                f"({err}); start one with `ray start --head`, or leave ray_address=None for a local "
-                                f"Ray instance") from None
-        self._hub = ray.remote(num_cpus=0)(Hub).remote(pcfg.queue_size)
-        self._actor_cls = ray.remote(RoleActor)
-        self._workers: Dict[WorkerKey, Tuple[Any, Any]] = {}  # key -> (actor, future of its run)
-        self._errors: Dict[WorkerKey, str] = {}
+            _init_ray(ray, pcfg)
+        self.queue_size = pcfg.queue_size
+        self._classes = {"collector": ray.remote(RayCollector), "evaluator": ray.remote(RayEvaluator)}
+        self._workers: Dict[WorkerKey, _Worker] = {}
+        self._failures: List[Tuple[WorkerKey, str]] = []
+        self._weights: Optional[Tuple[int, list]] = None  # newest (version, [ref])
+        self._eval_request: Optional[Tuple[int, list]] = None  # newest (train_iter, [ref]) not sent yet
+        self._eval_sent: Optional[Tuple[int, list]] = None  # the one the evaluator is scoring
+        self.placements: Dict[str, List[str]] = {}  # worker -> the node ids it ran on, in order
+        self._news: List[str] = []  # lines for the run's log (placements)
         self._stopped = False
-        self._next_news_poll = 0.0
+        self._next_news = 0.0
 
+    # ---- workers -------------------------------------------------------------------------------------------------
     def start(self, spec: WorkerSpec) -> None:
+        """Start (or replace) the actor ``(spec.role, spec.rank)``; collectors spread over the nodes."""
         key = (spec.role, spec.rank)
         old = self._workers.pop(key, None)
         if old is not None:
-            self.ray.kill(old[0])
-        self._errors.pop(key, None)
-        self.ray.get(self._hub.forget.remote(*key))
-        actor = self._actor_cls.options(num_cpus=1 if spec.role == "collector" else 0,
-                                        name=None).remote()
-        self._workers[key] = (actor, actor.run.remote(self._hub, spec))
+            self._kill(old)
+        options: Dict[str, Any] = dict(num_cpus=CPUS[spec.role], max_restarts=0, max_concurrency=1)
+        if spec.role == "collector":
+            options["scheduling_strategy"] = "SPREAD"
+        actor = self._classes[spec.role].options(**options).remote()
+        self._workers[key] = _Worker(actor, spec, actor.setup.remote(spec))
 
-    def _publish(self, role: str, version: int, state: State) -> None:
-        self._hub.publish.remote(role, version, [self.ray.put(cpu_state(state))])
+    def _kill(self, worker: _Worker) -> None:
+        worker.dead = True
+        try:
+            self.ray.kill(worker.actor, no_restart=True)
+        except Exception:  # already gone
+            pass
 
+    def live(self, role: str) -> int:
+        """Workers of ``role`` that are running (set up, not failed)."""
+        return sum(1 for (r, _), w in self._workers.items() if r == role and w.node is not None and not w.dead)
+
+    def _fail(self, key: WorkerKey, worker: _Worker, err: BaseException) -> None:
+        if not worker.dead:
+            worker.dead = True
+            self._failures.append((key, failure_reason(err)))
+
+    def _check_setups(self) -> None:
+        pending = {w.setup_ref: (k, w) for k, w in self._workers.items() if w.node is None and not w.dead}
+        if not pending:
+            return
+        ready, _ = self.ray.wait(list(pending), num_returns=len(pending), timeout=0)
+        for ref in ready:
+            key, worker = pending[ref]
+            try:
+                worker.node = self.ray.get(ref)
+            except Exception as err:  # noqa: BLE001  (the role's error, or the actor lost while starting)
+                self._fail(key, worker, err)
+                continue
+            name = f"{key[0]}{key[1]}"
+            self.placements.setdefault(name, []).append(worker.node)
+            self._news.append(f"{key[0]} {key[1]} started on node {worker.node[:12]}")
+            if key[0] == "evaluator":
+                self._submit_eval()
+
+    def placement_news(self) -> List[str]:
+        """Lines for the log since the last call: workers started, and workers still unplaced after
+        ``PLACEMENT_REPORT_S`` with the resource they wait for (reported once each)."""
+        now = time.monotonic()
+        for (role, rank), worker in self._workers.items():
+            if worker.node is None and not worker.dead and not worker.reported \
+                    and now - worker.started >= PLACEMENT_REPORT_S:
+                worker.reported = True
+                need = CPUS[role]
+                free = self.ray.available_resources().get("CPU", 0.0)
+                total = self.ray.cluster_resources().get("CPU", 0.0)
+                if free < need:
+                    self._news.append(
+                        f"{role} {rank} cannot be placed: it needs {need} CPU and the Ray cluster has {free:g} of "
+                        f"{total:g} CPUs free; the run goes on with {self.live(role)} {role}(s) and starts it when "
+                        f"a CPU frees up (add a node, or lower parallel.collector_num)")
+                else:
+                    self._news.append(f"{role} {rank} has not started after {now - worker.started:.0f} s "
+                                      f"(the cluster has {free:g} CPUs free: still building its env?)")
+        news, self._news = self._news, []
+        return news
+
+    # ---- weights and evaluations ---------------------------------------------------------------------------------
     def publish(self, version: int, state: State) -> None:
-        self._publish("collector", version, state)
+        """New collector weights: a CPU copy now; put into Ray's object store (once) when a call first needs it,
+        so versions no collector is asked to use cost no ``ray.put``."""
+        self._weights = (version, cpu_state(state))
+        self._submit()
+
+    def _weights_ref(self) -> Tuple[int, list]:
+        version, weights = self._weights
+        if not isinstance(weights, list):  # NumPy arrays: Ray reads them without a copy (torch tensors: ~5x slower)
+            weights = [self.ray.put(to_numpy(weights))]
+            self._weights = (version, weights)
+        return version, weights
 
     def request_eval(self, train_iter: int, state: State) -> None:
-        self._publish("evaluator", train_iter, state)
+        """Weights for the evaluator to score (answered through ``poll``; a newer request replaces one not sent)."""
+        self._eval_request = (train_iter, [self.ray.put(to_numpy(cpu_state(state)))])
+        self._submit_eval()
 
+    def _submit_eval(self) -> None:
+        worker = self._workers.get(("evaluator", 0))
+        if self._eval_request is None or worker is None or worker.node is None or worker.dead or worker.calls:
+            return
+        worker.calls.append(worker.actor.evaluate.remote(*self._eval_request))
+        self._eval_sent, self._eval_request = self._eval_request, None
+
+    def _submit(self) -> None:
+        """Keep ``queue_size`` collect calls under way (finished and untaken ones count), spread over the running
+        collectors, fewest first."""
+        if self._weights is None:
+            return
+        collectors = [w for (role, _), w in self._workers.items()
+                      if role == "collector" and w.node is not None and not w.dead]
+        if not collectors:
+            return
+        under_way = sum(len(w.calls) for w in collectors)
+        while under_way < self.queue_size:
+            worker = min(collectors, key=lambda w: len(w.calls))
+            worker.calls.append(worker.actor.collect.remote(*self._weights_ref()))
+            under_way += 1
+
+    # ---- messages ------------------------------------------------------------------------------------------------
     def poll(self, timeout: float = 0.0, samples: bool = True) -> List[Dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        if not samples and timeout == 0.0:  # only evaluator news is wanted: a round trip at most every 50 ms
-            if deadline < self._next_news_poll:
-                return []
-            self._next_news_poll = deadline + NEWS_POLL_S
-        while True:
-            messages = self.ray.get(self._hub.take.remote(samples))
-            for message in messages:
-                if message["kind"] == "error":
-                    self._errors[(message["role"], message["rank"])] = message["error"]
-            if messages or time.monotonic() >= deadline:
-                return messages
-            time.sleep(0.002)
-
-    def failed(self) -> List[Tuple[WorkerKey, str]]:
-        if self._stopped:
-            return []
-        futures = {future: key for key, (_, future) in self._workers.items()}
-        ready, _ = self.ray.wait(list(futures), num_returns=len(futures), timeout=0)
-        out = []
-        for future in ready:
-            key = futures[future]
-            try:
-                self.ray.get(future)
-                reason = "its actor returned"
-            except Exception as err:  # RayTaskError (the role raised) or RayActorError (the actor died)
-                reason = self._errors.get(key) or f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"
-            out.append((key, reason))
+        """Finished segments (only if ``samples``; waiting up to ``timeout`` s for one) and evaluation results.
+        Segments left untaken keep their collectors without a new call (backpressure)."""
+        now = time.monotonic()
+        out: List[Dict[str, Any]] = []
+        if samples or now >= self._next_news:
+            self._next_news = now + NEWS_POLL_S
+            self._check_setups()
+            self._take(("evaluator",), 0.0, out)
+        if samples:
+            self._take(("collector",), timeout, out)
+            self._submit()
         return out
 
+    def _take(self, roles: Tuple[str, ...], timeout: float, out: List[Dict[str, Any]]) -> None:
+        owners = {ref: (k, w) for k, w in self._workers.items() if k[0] in roles and not w.dead for ref in w.calls}
+        if not owners:
+            if timeout:
+                time.sleep(timeout)
+            return
+        refs = list(owners)
+        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
+        if not ready and timeout:
+            ready, _ = self.ray.wait(refs, num_returns=1, timeout=timeout)
+        for ref in ready:
+            key, worker = owners[ref]
+            if worker.dead:
+                continue
+            worker.calls.remove(ref)
+            try:
+                out.append(self.ray.get(ref))
+                if key[0] == "evaluator":
+                    self._eval_sent = None
+            except Exception as err:  # noqa: BLE001  (the role raised, or the actor died)
+                self._fail(key, worker, err)
+        if "evaluator" in roles:
+            self._submit_eval()
+
+    def failed(self) -> List[Tuple[WorkerKey, str]]:
+        """Workers lost since the last call (their error, or how the actor died); the transport restarts them."""
+        if self._stopped:
+            return []
+        self._check_setups()
+        failures, self._failures = self._failures, []
+        for key, _ in failures:
+            worker = self._workers.get(key)
+            if worker is not None:
+                worker.calls.clear()
+            if key[0] == "evaluator" and self._eval_request is None:  # its successor is asked the same
+                self._eval_request, self._eval_sent = self._eval_sent, None
+        return failures
+
+    # ---- the end -------------------------------------------------------------------------------------------------
     def shutdown(self, timeout: float = 3.0) -> None:
+        """Kill every actor of the run (their envs close with their processes); the run's own Ray instance ends."""
         if self._stopped:
             return
         self._stopped = True
         try:
-            self._hub.request_stop.remote()
-            futures = [future for _, future in self._workers.values()]
-            if futures:
-                self.ray.wait(futures, num_returns=len(futures), timeout=timeout)
-            for actor, _ in self._workers.values():
-                self.ray.kill(actor)
-            self.ray.kill(self._hub)
+            for worker in self._workers.values():
+                self._kill(worker)
         finally:
             self._workers.clear()
             if self._owns_ray:
                 self.ray.shutdown()
+
+
+def _init_ray(ray, pcfg) -> None:
+    """Connect to ``parallel.ray_address``, or start a private local instance (``address='local'``: never another
+    cluster running on this machine). Ray's ``init`` installs its own SIGTERM handler (exit 15 without a word);
+    the handlers in place before it are put back, so SIGTERM and Ctrl-C stop the run as under the local backend."""
+    kwargs: Dict[str, Any] = dict(include_dashboard=False, logging_level=logging.WARNING)
+    if pcfg.ray_address is None:  # a CPU for every collector, whatever this machine has
+        kwargs.update(address="local", num_cpus=max(os.cpu_count() or 1, pcfg.collector_num + 1),
+                      runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(_user_paths())}})
+    else:
+        kwargs.update(address=pcfg.ray_address)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        ray.init(**kwargs)
+    except ConnectionError as err:
+        raise UserError(f"parallel.ray_address={pcfg.ray_address!r}: cannot connect to a Ray cluster there ({err}); "
+                        f"start one with `ray start --head`, or leave ray_address=None for a private local Ray "
+                        f"instance") from None
+    finally:
+        for sig, handler in handlers.items():
+            if handler is not None:
+                signal.signal(sig, handler)

@@ -13,7 +13,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Protocol, Tuple
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
 import numpy as np
 import torch
@@ -121,54 +121,80 @@ def from_numpy(tree: Any) -> Any:
                     tree)
 
 
+class CollectorRole:
+    """A collector worker's state between segments: its policy, vector env and weight version. The local backend
+    drives it from a loop (``run_collector``), the Ray backend one ``segment`` per actor call."""
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        from ding_lite.worker import SampleCollector
+
+        prepare_worker(spec)
+        self.spec = spec
+        self.policy = build_worker_policy(spec, "collect")
+        self.collector = SampleCollector(build_worker_env(spec, spec.cfg.env.collector_env_num, "collector"),
+                                         self.policy.collect_mode)
+        self.version = -1
+
+    def load(self, version: int, state: State) -> None:
+        self.policy.model.load_state_dict(state)
+        self.version = version
+
+    def segment(self, poll_weights: Callable[[], Optional[Tuple[int, State]]] = lambda: None,
+                stopping: Callable[[], bool] = lambda: False, wait_s: float = 0.0) -> Optional[Dict[str, Any]]:
+        """Step the envs until a segment (``collector_env_num`` unrolls) is complete and return it as a message;
+        newer weights from ``poll_weights`` are loaded between env steps. None if ``stopping()`` meanwhile.
+
+        The segment carries the oldest weight version any of its steps used; warm-up steps (``warm_up_steps``
+        of uniformly random actions, at a fresh start) come first."""
+        from ding_lite.worker.collector import leading_dim
+
+        collector, t0 = self.collector, time.perf_counter()
+        samples, sync_s, oldest, start_step = None, 0.0, self.version, collector.envstep
+        while samples is None:
+            if stopping():
+                return None
+            t_sync = time.perf_counter()
+            got = poll_weights()
+            if got is not None:
+                self.load(*got)
+            sync_s += time.perf_counter() - t_sync
+            samples = (collector.step(random_action=True) if collector.envstep < self.spec.warm_up_steps
+                       else collector.step())
+        return {
+            "kind": "samples", "rank": self.spec.rank, "version": oldest, "data": to_numpy(samples),
+            "warm_up": start_step < self.spec.warm_up_steps,
+            "n": leading_dim(samples), "env_steps": collector.envstep - start_step,
+            "episodes": collector.episodes.pop_finished(),
+            "timing": {"collect_s": time.perf_counter() - t0 - sync_s, "sync_s": sync_s, "wait_s": wait_s},
+        }
+
+    def close(self) -> None:
+        self.collector.close()
+
+
 def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
     """Collect with the newest weights and send every finished segment (``collector_env_num`` unrolls) at once.
 
     As IMPALA's actors do, a collector sends each segment as soon as it is complete, not a whole
     ``policy.collect.n_sample`` (which sets only the replay ratio here): smaller messages are fresher. Room for a
     segment is reserved before it is collected, so a collector that has to wait for the learner waits with nothing
-    in hand and then collects with the newest weights. Weights are picked up between env steps; a segment carries
-    the oldest weight version any of its steps used.
+    in hand and then collects with the newest weights. Weights are picked up between env steps.
     """
-    from ding_lite.worker import SampleCollector
-    from ding_lite.worker.collector import leading_dim
-
-    prepare_worker(spec)
-    cfg = spec.cfg
-    policy = build_worker_policy(spec, "collect")
-    version = wait_for_weights(endpoint, policy.model)
-    if version is None:
-        return
-    collector = SampleCollector(build_worker_env(spec, cfg.env.collector_env_num, "collector"), policy.collect_mode)
-    warm_up = spec.warm_up_steps
+    role = CollectorRole(spec)
     try:
+        version = wait_for_weights(endpoint, role.policy.model)
+        if version is None:
+            return
+        role.version = version
         while True:
             t_wait = time.perf_counter()
             if not endpoint.reserve():
                 return
-            t0 = time.perf_counter()
-            samples, sync_s, oldest, start_step = None, 0.0, version, collector.envstep
-            while samples is None:
-                if endpoint.stopping():
-                    return
-                t_sync = time.perf_counter()
-                got = endpoint.poll_weights()
-                if got is not None:
-                    version = got[0]
-                    policy.model.load_state_dict(got[1])
-                sync_s += time.perf_counter() - t_sync
-                samples = collector.step(random_action=True) if collector.envstep < warm_up else collector.step()
-            message = {
-                "kind": "samples", "rank": spec.rank, "version": oldest, "data": to_numpy(samples),
-                "warm_up": start_step < warm_up,
-                "n": leading_dim(samples), "env_steps": collector.envstep - start_step,
-                "episodes": collector.episodes.pop_finished(),
-                "timing": {"collect_s": time.perf_counter() - t0 - sync_s, "sync_s": sync_s, "wait_s": t0 - t_wait},
-            }
-            if not endpoint.send(message):
+            message = role.segment(endpoint.poll_weights, endpoint.stopping, time.perf_counter() - t_wait)
+            if message is None or not endpoint.send(message):
                 return
     finally:
-        collector.close()
+        role.close()
 
 
 def build_worker_env(spec: WorkerSpec, num_envs: int, role: str):
@@ -187,33 +213,45 @@ def build_worker_env(spec: WorkerSpec, num_envs: int, role: str):
                             f"{type(err).__name__}: {err}") from err
 
 
+class EvaluatorRole:
+    """An evaluator worker: its policy and eval envs; scores one weight snapshot per ``evaluate``."""
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        from ding_lite.worker import Evaluator
+
+        prepare_worker(spec)
+        cfg = spec.cfg
+        self.policy = build_worker_policy(spec, "eval")
+        eval_env = build_worker_env(spec, cfg.env.evaluator_env_num, "evaluator")
+        section = cfg.policy.eval.evaluator  # video_dir: set by the learner to <run_dir>/videos when video_every
+        video = Evaluator.video_for(cfg, spec.seed, section.video_dir or "") if section.video_every else None
+        self.evaluator = Evaluator(eval_env, self.policy.eval_mode, cfg.env.n_evaluator_episode, section.eval_freq,
+                                   video, section.video_every)
+
+    def evaluate(self, train_iter: int, state: State) -> Dict[str, Any]:
+        """Score the weights of ``train_iter``; returns the message for the learner."""
+        self.policy.model.load_state_dict(state)
+        t0 = time.perf_counter()
+        result = self.evaluator.eval(train_iter)
+        return {"kind": "eval", "train_iter": train_iter, "result": result, "eval_s": time.perf_counter() - t0}
+
+    def close(self) -> None:
+        self.evaluator.close()
+
+
 def run_evaluator(endpoint: Endpoint, spec: WorkerSpec) -> None:
     """Evaluate each weight version the learner sends here (its version is the train iteration) and report."""
-    from ding_lite.worker import Evaluator
-
-    prepare_worker(spec)
-    cfg = spec.cfg
-    policy = build_worker_policy(spec, "eval")
-    eval_env = build_worker_env(spec, cfg.env.evaluator_env_num, "evaluator")
-    section = cfg.policy.eval.evaluator  # video_dir: set by the learner to <run_dir>/videos when video_every is on
-    video = Evaluator.video_for(cfg, spec.seed, section.video_dir or "") if section.video_every else None
-    evaluator = Evaluator(eval_env, policy.eval_mode, cfg.env.n_evaluator_episode, section.eval_freq, video,
-                          section.video_every)
+    role = EvaluatorRole(spec)
     try:
         while not endpoint.stopping():
             got = endpoint.poll_weights()
             if got is None:
                 time.sleep(IDLE_SLEEP_S)
                 continue
-            train_iter, state = got
-            policy.model.load_state_dict(state)
-            t0 = time.perf_counter()
-            result = evaluator.eval(train_iter)
-            if not endpoint.send({"kind": "eval", "train_iter": train_iter, "result": result,
-                                  "eval_s": time.perf_counter() - t0}):
+            if not endpoint.send(role.evaluate(*got)):
                 return
     finally:
-        evaluator.close()
+        role.close()
 
 
 ROLES = {"collector": run_collector, "evaluator": run_evaluator}

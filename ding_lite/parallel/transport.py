@@ -11,6 +11,7 @@ import copy
 import math
 import os
 import sys
+import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -39,6 +40,29 @@ def _user_error_names() -> set:
 
 
 USER_ERRORS = _user_error_names()  # a worker's error of these types stops the run instead of a restart
+
+
+BOTTLENECK_LINES = {
+    "learner": "bottleneck: the learner (it trained most of the run while collectors waited for room); more "
+               "collectors only add policy lag; a faster learner (policy.cuda, fewer update_per_collect) would use them",
+    "collectors": "bottleneck: the collectors (the learner waited for samples); more collectors (or faster envs) "
+                  "would speed the run up",
+}
+
+
+def bottleneck(learner_time: Dict[str, float], collector_time: Dict[str, float]) -> str:
+    """'learner', 'collectors' or 'balanced', from where the time went: the learner is the bottleneck when it
+    waited for samples less than 10% of its time and the collectors waited for room more than 25% of theirs; the
+    collectors are when the learner waited more than 25% of its time."""
+    learner_total = sum(learner_time.values()) or 1e-9
+    collector_total = sum(collector_time.values()) or 1e-9
+    learner_wait = learner_time.get("wait_s", 0.0) / learner_total
+    collector_wait = collector_time.get("wait_s", 0.0) / collector_total
+    if learner_wait > 0.25:
+        return "collectors"
+    if learner_wait < 0.10 and collector_wait > 0.25:
+        return "learner"
+    return "balanced"
 
 
 def make_backend(pcfg: EasyDict, template: State):
@@ -84,6 +108,7 @@ class WorkerTransport:
         self.dropped_stale = 0
         self._rank_steps: Dict[int, int] = collections.Counter()
         self._worker_time: Dict[str, float] = collections.defaultdict(float)  # collectors: collect, sync, send
+        self._no_collector_since: Optional[float] = None
 
     @property
     def collector_num(self) -> int:
@@ -109,7 +134,28 @@ class WorkerTransport:
         return WorkerSpec(role, rank, self._worker_cfg, self.seed, self._model_copy, warm_up, list(sys.path),
                           self._imports, restarts=restarts, env_step=env_step)
 
+    def live_collectors(self) -> int:
+        """Collectors running now (the Ray backend's may be lost with a node, or wait for a free CPU)."""
+        live = getattr(self.backend, "live", None)
+        return self.collector_num if live is None else live("collector")
+
     def supervise(self, env_step: int) -> None:
+        """Restart lost workers, log placements, and stop the run when no collector has run for
+        ``parallel.collector_wait_s``."""
+        self._restart_failed(env_step)
+        for line in getattr(self.backend, "placement_news", list)():
+            self.logger.info(line)
+        now = time.monotonic()
+        if self.live_collectors() > 0:
+            self._no_collector_since = None
+        elif self._no_collector_since is None:
+            self._no_collector_since = now
+        elif now - self._no_collector_since > self.pcfg.collector_wait_s:
+            raise UserError(f"no collector has run for {self.pcfg.collector_wait_s:g} s (parallel.collector_wait_s): "
+                            f"{self.collector_num} wanted, none could be started or kept (see the log for why); "
+                            f"free CPUs on the Ray cluster or lower parallel.collector_num")
+
+    def _restart_failed(self, env_step: int) -> None:
         for (role, rank), reason in self.backend.failed():
             name = f"{role}{rank}"
             self.restarts[name] += 1
@@ -178,6 +224,10 @@ class WorkerTransport:
         self.logger.histogram("parallel/policy_lag", lags, env_step)
         self._lags, self._rank_steps = [], collections.Counter()
         rates = ", ".join(f"{rate:,.0f}" for rate in per_rank.values())
+        live = self.live_collectors()
+        if live < self.collector_num:
+            rates += f"; collectors {live}/{self.collector_num}"
+            self.logger.scalars("parallel", {"collectors_live": live}, env_step)
         return (f" ({rates})", f" | lag {lags.mean():.1f} (max {lags.max()})", f", lag {lags.mean():.1f}")
 
     def summary(self, common: Dict[str, Any]) -> Dict[str, Any]:
@@ -198,7 +248,13 @@ class WorkerTransport:
             "learner_time_s": common["learner_time_s"],
             "collector_time_s": {k: round(v, 3) for k, v in self._worker_time.items()},
             "run_s": common["run_s"],
+            "placements": dict(getattr(self.backend, "placements", {}) or {}),
+            "bottleneck": bottleneck(common["learner_time_s"], self._worker_time),
         }}
+
+    def bottleneck_line(self, summary: Dict[str, Any]) -> Optional[str]:
+        """The log line that says which side limited the run (from ``summary()['parallel']['bottleneck']``)."""
+        return BOTTLENECK_LINES.get(summary["parallel"]["bottleneck"])
 
     # ---- the end -------------------------------------------------------------------------------------------------
     def stop(self) -> None:

@@ -21,6 +21,7 @@ class Terminated(KeyboardInterrupt):
 class _State:
     depth = 0  # open deferred_interrupts blocks
     pending: Optional[int] = None  # a signal that arrived inside one
+    last: Optional[int] = None  # the last stop signal received
 
 
 def _interrupt(signum: int) -> KeyboardInterrupt:
@@ -30,6 +31,7 @@ def _interrupt(signum: int) -> KeyboardInterrupt:
 
 
 def _handler(signum, frame) -> None:
+    _State.last = signum
     if _State.depth:
         _State.pending = signum
         return
@@ -63,3 +65,11 @@ def deferred_interrupts() -> Iterator[None]:
         if not _State.depth and _State.pending is not None:
             signum, _State.pending = _State.pending, None
             raise _interrupt(signum)
+
+
+def stop_signal(err: KeyboardInterrupt) -> int:
+    """The signal behind a KeyboardInterrupt: its own ``signum``, else the last stop signal received (a library may
+    catch the ``Terminated`` raised inside its call and raise a plain KeyboardInterrupt instead, as Ray's ``wait``
+    does), else SIGINT."""
+    signum = getattr(err, "signum", None)
+    return int(signum if signum is not None else _State.last if _State.last is not None else signal.SIGINT)
