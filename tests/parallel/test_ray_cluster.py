@@ -146,6 +146,8 @@ def test_a_stop_signal_under_ray_keeps_the_run_and_ends_every_actor(cluster, tmp
     before = _actor_processes()  # left by other tests (a removed node's, still exiting)
     run = Run(tmp_path, "--env-step", "1000000", "--set", "parallel.collector_num=2", address=cluster.address)
     run.wait_for(r"train_iter 20 \|")
+    for worker in ("collector 0", "collector 1", "evaluator 0"):
+        run.wait_for(rf"{worker} started on node")
     actors = _actor_processes() - before
     assert len(actors) >= 3, actors  # two collectors and the evaluator
     start = time.monotonic()
