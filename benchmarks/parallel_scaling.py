@@ -170,7 +170,7 @@ def print_tables(rows: List[Dict[str, Any]], summary: Dict[str, Any]) -> None:
         print(f"{r['mode']:>9} {r['seed']:>4} {lag_text:>21} | {learner:>33} | {workers:>28}")
     print("(learner shares of run_s; collector shares of run_s x collector_num)")
     for name, ratio in summary["ratios"].items():
-        print(f"{name}: {fmt(ratio, '.2f')}")
+        print(f"{name}: {ratio if isinstance(ratio, list) else fmt(ratio, '.2f')}")
 
 
 def machine_info() -> Dict[str, Any]:

@@ -56,11 +56,15 @@ class RayCollector:
         import ray
 
         t0 = time.perf_counter()
+        fetch_s = 0.0
         if version != self.role.version:
-            self.role.load(version, from_numpy(ray.get(weights[0])))
+            state = ray.get(weights[0])
+            fetch_s = time.perf_counter() - t0
+            self.role.load(version, from_numpy(state))
         sync_s = time.perf_counter() - t0
         message = self.role.segment(wait_s=t0 - self._idle_since)
         message["timing"]["sync_s"] = sync_s
+        message["timing"]["fetch_s"] = fetch_s
         self._idle_since = time.perf_counter()
         return message
 
@@ -252,7 +256,7 @@ class RayBackend:
         Segments left untaken keep their collectors without a new call (backpressure)."""
         now = time.monotonic()
         out: List[Dict[str, Any]] = []
-        if samples or now >= self._next_news:
+        if now >= self._next_news:  # each check is a ray.wait (tens of microseconds): not at every call
             self._next_news = now + NEWS_POLL_S
             self._check_setups()
             self._take(("evaluator",), 0.0, out)
@@ -268,9 +272,10 @@ class RayBackend:
                 time.sleep(timeout)
             return
         refs = list(owners)
-        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
-        if not ready and timeout:
-            ready, _ = self.ray.wait(refs, num_returns=1, timeout=timeout)
+        # one ray.wait: every call finished by now, or (none yet) the first to finish within the timeout
+        ready, _ = self.ray.wait(refs, num_returns=1, timeout=timeout, fetch_local=False)
+        if ready and len(refs) > 1:
+            ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0, fetch_local=False)
         for ref in ready:
             key, worker = owners[ref]
             if worker.dead:
