@@ -47,6 +47,7 @@ BOTTLENECK_LINES = {
                "collectors only add policy lag; a faster learner (policy.cuda, fewer update_per_collect) would use them",
     "collectors": "bottleneck: the collectors (the learner waited for samples); more collectors (or faster envs) "
                   "would speed the run up",
+    "balanced": "bottleneck: none clear (neither the learner nor the collectors waited much)",
 }
 
 
@@ -63,6 +64,19 @@ def bottleneck(learner_time: Dict[str, float], collector_time: Dict[str, float])
     if learner_wait < 0.10 and collector_wait > 0.25:
         return "learner"
     return "balanced"
+
+
+def learner_capacity(learner_time: Dict[str, float], collector_time: Dict[str, float],
+                     segments: int) -> Optional[Dict[str, float]]:
+    """Per-segment costs and how many collectors one learner keeps up with: a collector's busy time per segment
+    (collecting and loading weights) over the learner's (training on it, ingesting it, publishing weights). Both
+    are measured in this run, so on a machine where they share cores each is inflated by the other."""
+    if not segments:
+        return None
+    learner = sum(v for k, v in learner_time.items() if k != "wait_s") / segments
+    collector = sum(v for k, v in collector_time.items() if k in ("collect_s", "sync_s")) / segments
+    return {"learner_ms_per_segment": round(1e3 * learner, 3), "collector_ms_per_segment": round(1e3 * collector, 3),
+            "collectors_absorbed": round(collector / learner, 2) if learner > 0 else None}
 
 
 def make_backend(pcfg: EasyDict, template: State):
@@ -109,6 +123,7 @@ class WorkerTransport:
         self._rank_steps: Dict[int, int] = collections.Counter()
         self._worker_time: Dict[str, float] = collections.defaultdict(float)  # collectors: collect, sync, send
         self._no_collector_since: Optional[float] = None
+        self.segments = 0  # segments (messages of samples) received
 
     @property
     def collector_num(self) -> int:
@@ -193,6 +208,7 @@ class WorkerTransport:
             self._worker_time[key] += value
         self._lags.append(lag)
         self.lag_counts[lag] += 1
+        self.segments += 1
         stale = lag > self.pcfg.max_staleness
         if stale:
             self.dropped_stale += message["n"]
@@ -250,11 +266,21 @@ class WorkerTransport:
             "run_s": common["run_s"],
             "placements": dict(getattr(self.backend, "placements", {}) or {}),
             "bottleneck": bottleneck(common["learner_time_s"], self._worker_time),
+            "segments": self.segments,
+            "learner_capacity": learner_capacity(common["learner_time_s"], self._worker_time, self.segments),
         }}
 
     def bottleneck_line(self, summary: Dict[str, Any]) -> Optional[str]:
-        """The log line that says which side limited the run (from ``summary()['parallel']['bottleneck']``)."""
-        return BOTTLENECK_LINES.get(summary["parallel"]["bottleneck"])
+        """The log line that says which side limited the run and how many collectors the learner keeps up with
+        (from ``summary()['parallel']``)."""
+        par = summary["parallel"]
+        line = BOTTLENECK_LINES.get(par["bottleneck"])
+        capacity = par["learner_capacity"]
+        if line and capacity:
+            line += (f" (per segment: learner {capacity['learner_ms_per_segment']:.1f} ms, a collector "
+                     f"{capacity['collector_ms_per_segment']:.1f} ms: one learner keeps up with about "
+                     f"{capacity['collectors_absorbed']:.1f} collector(s))")
+        return line
 
     # ---- the end -------------------------------------------------------------------------------------------------
     def stop(self) -> None:

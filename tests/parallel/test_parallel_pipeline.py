@@ -12,7 +12,7 @@ from ding_lite.entry import parallel_pipeline
 
 ONE = ["--set", "parallel.collector_num=1"]
 PARALLEL_KEYS = {"backend", "collector_num", "env_step_per_s", "train_iter_per_s", "policy_lag", "policy_lag_counts",
-                 "dropped_stale", "restarts", "learner_time_s", "collector_time_s", "run_s", "placements", "bottleneck"}
+                 "dropped_stale", "restarts", "learner_time_s", "collector_time_s", "run_s", "placements", "bottleneck", "segments", "learner_capacity"}
 
 
 @pytest.fixture(scope="module")
