@@ -16,10 +16,23 @@ IGNORED_KEYS = ("cfg_type",)
 
 _RUN_LENGTH = ("has no effect in ding_lite: the length of a run is set by max_env_step / max_train_iter (arguments of "
                "serial_pipeline and the CLI) and env.stop_value; remove it")
-_NO_PRIORITY = ("prioritised replay is not implemented in ding_lite yet (policy.priority must stay False), so this "
-                "has no effect; remove it")
-_BUFFER_NOOP = ("has no effect on ding_lite's columnar buffer (it has only replay_buffer_size, max_use and "
-                "max_staleness); remove it")
+
+def _priority_key(dest: str, what: str) -> str:
+    return f"lives at policy.other.replay_buffer.{dest} in ding_lite ({what} of prioritised replay); move it there"
+
+
+# DI-engine's prioritised-replay keys of policy.other.replay_buffer (its 'advanced' buffer and its newer
+# PrioritizedReplayBuffer middleware) -> ding_lite's names in the same section, and what they are.
+PRIORITY_KEYS: Dict[str, Tuple[str, str]] = {
+    "alpha": ("priority_alpha", "the priority exponent alpha"),
+    "priority_power_factor": ("priority_alpha", "the priority exponent alpha"),
+    "beta": ("priority_beta", "the initial importance-sampling exponent beta"),
+    "IS_weight_power_factor": ("priority_beta", "the initial importance-sampling exponent beta"),
+    "anneal_step": ("priority_beta_anneal_steps", "the train iterations over which beta grows to 1"),
+    "IS_weight_anneal_train_iter": ("priority_beta_anneal_steps", "the train iterations over which beta grows to 1"),
+}
+_BUFFER_NOOP = ("has no effect on ding_lite's columnar buffer (it has replay_buffer_size, max_use, max_staleness, "
+                "the priority_* keys of prioritised replay and save_replay_buffer); remove it")
 _NO_RENDER = "ding_lite does not render or record episodes; remove it"
 
 # Full dotted paths in main_config (or --set). '*' matches any one key. '{policy}' is replaced by the policy type and
@@ -60,9 +73,7 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
     "policy.collect.collector.transform_obs": "has no effect: ding_lite always hands the policy tensors; remove it",
     "policy.eval.evaluator.render": _NO_RENDER,
     "policy.eval.evaluator.figure_path": _NO_RENDER,
-    "policy.other.replay_buffer.alpha": _NO_PRIORITY,
-    "policy.other.replay_buffer.beta": _NO_PRIORITY,
-    "policy.other.replay_buffer.anneal_step": _NO_PRIORITY,
+    **{f"policy.other.replay_buffer.{key}": _priority_key(dest, what) for key, (dest, what) in PRIORITY_KEYS.items()},
     "policy.other.replay_buffer.deepcopy": _BUFFER_NOOP,
     "policy.other.replay_buffer.enable_track_used_data": _BUFFER_NOOP,
     "policy.other.replay_buffer.periodic_thruput_seconds": _BUFFER_NOOP,
@@ -111,8 +122,9 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
     "policy.collect.noise_sigma": "has no effect: SAC explores by sampling its own stochastic policy, with no added "
                                   "noise; remove it",
     # Keys of several DI-engine policies.
-    "policy.nstep": "has no effect: ding_lite's targets are fixed by the algorithm (IMPALA's V-trace and ACER's "
-                    "Retrace over policy.unroll_len steps, SAC's one-step soft Bellman target); remove it",
+    "policy.nstep": "has no effect for policy '{policy}': its targets are fixed by the algorithm (IMPALA's V-trace "
+                    "and ACER's Retrace over policy.unroll_len steps; SAC takes policy.nstep, its n-step soft "
+                    "Bellman target); remove it",
     # Keys of DI-engine's Policy base class (every policy's default_config has them).
     "policy.multi_gpu": "has no effect: ding_lite trains on one device (policy.cuda); remove it",
     "policy.bp_update_sync": "has no effect: it synchronises gradients across GPUs in DI-engine, and ding_lite trains "
@@ -252,6 +264,8 @@ PORT_MOVES: Dict[str, str] = {
     "policy.eval.evaluator.n_episode": "env.n_evaluator_episode",
     "policy.eval.evaluator.stop_value": "env.stop_value",
     "env.frame_stack": "env.atari.frame_stack",
+    **{f"policy.other.replay_buffer.{key}": f"policy.other.replay_buffer.{dest}"
+       for key, (dest, _) in PRIORITY_KEYS.items()},
 }
 _NEVER = object()  # an 'off' value no config has: the key is always left as a TODO
 PORT_TODO: Dict[str, Any] = {

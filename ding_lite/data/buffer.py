@@ -94,6 +94,16 @@ class ReplayBuffer(Configurable):
         max_use=INF,
         # Samples collected more than this many learner train iterations ago are dropped before sampling.
         max_staleness=INF,
+        # Prioritised replay (on with policy.priority=True; see docs/configs.md): P(i) = p_i^alpha / sum_k p_k^alpha.
+        priority_alpha=0.6,
+        # Importance-sampling exponent beta at train_iter 0 (with policy.priority_IS_weight=True).
+        priority_beta=0.4,
+        # Train iterations over which beta grows linearly from priority_beta to 1 (0: beta stays priority_beta).
+        priority_beta_anneal_steps=100000,
+        # Added to every |TD error| before the power alpha, so that no sample's priority is 0.
+        priority_eps=1e-6,
+        # Write the buffer's content to ckpt/replay_buffer.pth.tar with every ckpt_last, and load it on --resume.
+        save_replay_buffer=False,
     )
 
     @classmethod
@@ -105,6 +115,19 @@ class ReplayBuffer(Configurable):
             raise ConfigError(f"{path}.max_use must be an int >= 1 or float('inf') (uses), got {max_use!r}")
         if isinstance(stale, bool) or not isinstance(stale, (int, float)) or not stale >= 0:
             raise ConfigError(f"{path}.max_staleness must be >= 0 (learner iterations) or inf, got {stale!r}")
+        alpha, beta, anneal, eps = (cfg.get(k) for k in ("priority_alpha", "priority_beta",
+                                                          "priority_beta_anneal_steps", "priority_eps"))
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha >= 0:
+            raise ConfigError(f"{path}.priority_alpha must be >= 0 (0: uniform sampling), got {alpha!r}")
+        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0 <= beta <= 1:
+            raise ConfigError(f"{path}.priority_beta must be in [0, 1], got {beta!r}")
+        if isinstance(anneal, bool) or not isinstance(anneal, int) or anneal < 0:
+            raise ConfigError(f"{path}.priority_beta_anneal_steps must be an int >= 0 (train iterations; 0: no "
+                              f"annealing), got {anneal!r}")
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0:
+            raise ConfigError(f"{path}.priority_eps must be > 0, got {eps!r}")
+        if not isinstance(cfg.get("save_replay_buffer"), bool):
+            raise ConfigError(f"{path}.save_replay_buffer must be True or False, got {cfg.get('save_replay_buffer')!r}")
 
     def __init__(self, cfg: Optional[Mapping] = None, device: Union[str, torch.device] = "cpu",
                  seed: Optional[int] = None, pin_memory: bool = False) -> None:
@@ -268,7 +291,7 @@ class ReplayBuffer(Configurable):
             self._drop_stale(cur_learner_iter)
         if self._n < (batch_size if min_valid is None else max(1, min_valid)):
             return None
-        slots = self._live[torch.randint(self._n, (batch_size,), generator=self._gen).numpy()]
+        slots = self._draw(batch_size)
         idx = torch.from_numpy(slots).to(self.device, non_blocking=True)
         if self.pin_memory:  # torch's caching host allocator reuses a block only once its copies are done
             out = [torch.index_select(col, 0, idx, out=torch.empty((batch_size, *col.shape[1:]), dtype=col.dtype,
@@ -285,6 +308,10 @@ class ReplayBuffer(Configurable):
         self.sampled += batch_size
         self.sample_calls += 1
         return _build(self._spec, out)
+
+    def _draw(self, batch_size: int) -> np.ndarray:
+        """``batch_size`` valid slots, uniformly with replacement (the prioritised buffer overrides it)."""
+        return self._live[torch.randint(self._n, (batch_size,), generator=self._gen).numpy()]
 
     def __len__(self) -> int:
         """Valid items (stale ones are dropped at the next ``sample``, so they count until then)."""

@@ -100,6 +100,12 @@ def build_buffer(cfg: EasyDict, seed: int):
     copy to the GPU is asynchronous. A CPU-only run pins nothing (and a user buffer need not know the option)."""
     buffer_cfg = cfg.policy.other.replay_buffer
     pin = {"pin_memory": True} if cfg.policy.cuda else {}
+    if cfg.policy.get("priority"):  # prioritised replay: the columnar buffer with priorities (data/prioritized.py)
+        from ding_lite.data.prioritized import PrioritizedReplayBuffer
+        if buffer_cfg.type != "columnar":
+            raise ConfigError(f"policy.priority=True needs policy.other.replay_buffer.type='columnar' (the buffer "
+                              f"with priorities), got {buffer_cfg.type!r}; remove the type or set priority=False")
+        return PrioritizedReplayBuffer(buffer_cfg, seed=seed, IS_weight=cfg.policy.priority_IS_weight, **pin)
     return BUFFER_REGISTRY.get(buffer_cfg.type)(buffer_cfg, seed=seed, **pin)
 
 

@@ -113,7 +113,11 @@ def train_sample_layout(cfg: EasyDict, observation_space: gym.Space,
                     "reward": torch.zeros(1), "terminated": torch.zeros(1, dtype=torch.bool),
                     "truncated": torch.zeros(1, dtype=torch.bool)}
         transition = mode.process_transition(obs, output, timestep)
-        samples = mode.get_train_sample(tree_stack([transition] * mode.unroll_len))
+        samples = None
+        for _ in range(1000):  # a policy may hold steps back before its first samples (SAC's n-step returns)
+            samples = mode.get_train_sample(tree_stack([transition] * mode.unroll_len))
+            if samples is not None:
+                break
     return [(".".join(map(str, path)), tuple(x.shape[1:]), x.dtype) for path, x in flatten_tree(samples)]
 
 

@@ -14,7 +14,8 @@ from ding_lite.policy import Policy
 from ding_lite.utils import RunIOError, UserError, get_rng_state, set_rng_state
 from ding_lite.utils.file_io import atomic_write_json, io_error
 from ding_lite.worker import Learner, RunLogger, load_checkpoint, save_checkpoint
-from ding_lite.worker.checkpoint import check_checkpoint_fits, checkpoint_meta, error_summary
+from ding_lite.worker.checkpoint import (check_checkpoint_fits, checkpoint_meta, error_summary, load_replay_buffer,
+                                        save_replay_buffer)
 from ding_lite.worker.trackers import TRACKERS_FILE
 
 from .run_dir import find_resume_checkpoint
@@ -92,6 +93,8 @@ class RunBase:
         if resume_from is not None:
             self.logger.info(f"resuming from {resume_from[0]} (train_iter {self.learner.train_iter:,}, env_step "
                              f"{self.env_step:,})")
+            if getattr(self, "_buffer_note", None):
+                self.logger.info(self._buffer_note)
         self._next_last_save = time.monotonic() + self._hook.save_ckpt_last_every_s
 
     def _remove_fresh_outputs(self) -> None:
@@ -141,7 +144,12 @@ class RunBase:
                              f"checkpoint is kept")
             return False
         save_checkpoint(state, os.path.join(self.run_dir, "ckpt", name))
+        if name == "ckpt_last.pth.tar" and self._saves_buffer():  # the buffer's content beside it (opt-in)
+            save_replay_buffer(self.buffer, state["counters"], os.path.join(self.run_dir, "ckpt"))
         return True
+
+    def _saves_buffer(self) -> bool:
+        return bool(self.cfg.policy.other.replay_buffer.get("save_replay_buffer")) and hasattr(self, "buffer")
 
     def after_update(self) -> None:
         """Checkpoints due after a train iteration: iteration_<N> every ``save_ckpt_after_iter``; ckpt_last every
@@ -174,6 +182,8 @@ class RunBase:
         self.load_extra_counters(counters)
         set_rng_state(state["rng"])
         self.best_return = max(self.best_return, self._best_on_disk(path))
+        if self._saves_buffer():
+            self._buffer_note = load_replay_buffer(self.buffer, counters, os.path.dirname(os.path.abspath(path)))
         return float(counters["wall_time"])
 
     def _best_on_disk(self, resumed: str) -> float:

@@ -136,7 +136,10 @@ class TrainingRun(RunBase):
                 self._budget = 0.0
                 break
             self.learner.env_step = self.env_step  # for a learning-rate schedule over env steps
-            self.learner.train(batch)
+            index = getattr(self.buffer, "last_index", None)  # prioritised replay: where the batch came from
+            info = self.learner.train(batch)
+            if index is not None:
+                self.buffer.update_priority(index, info["priority"])
             self._budget -= 1
             it = self.learner.train_iter
             if it % self.transport.weight_sync_freq == 0:

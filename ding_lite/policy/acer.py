@@ -37,6 +37,10 @@ Tensors = Dict[str, torch.Tensor]
 class ACERPolicy(UnrollPolicy):
     """ACER with Retrace, truncated importance sampling with bias correction and the efficient trust region."""
 
+    # policy.priority: an unroll's priority is its mean |Q_ret - Q| over T; IS weights scale the critic's loss.
+    supports_priority = True
+    _is_weight = None
+
     config = dict(
         type="acer",
         # (int) Length T of the unrolls Retrace runs over (steps); one train sample is one env's unroll. ACER reads it
@@ -121,7 +125,13 @@ class ACERPolicy(UnrollPolicy):
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, Any]:
         """One ACER update on a batch of unrolls; ``data`` leaves are ``(B, T, ...)`` as sampled. Returns 0-dim
-        tensors on the policy's device (and the learning rates): the learner reads them in one transfer."""
+        tensors on the policy's device (and the learning rates): the learner reads them in one transfer. With
+        ``policy.priority`` also ``priority`` (B,): each unroll's mean over T of |Q_ret - Q(x_t, a_t)|."""
+        weight = data.get("weight")  # prioritised replay's importance weights (B,), on the critic's loss
+        if weight is not None:
+            data = {k: v for k, v in data.items() if k != "weight"}
+            weight = weight.to(self._device, non_blocking=True)
+        self._is_weight = weight
         batch = self._unroll_batch(data)
         with torch.no_grad():
             avg_stats = self._model.compute_actor(batch.flat_obs, actor=self._avg_actor)["logit"]
@@ -141,6 +151,7 @@ class ACERPolicy(UnrollPolicy):
         polyak_update(self._avg_params, self._online_actor_params, learn.target_theta)
         # 0-dim tensors on the policy's device: the learner reads what it logs in one transfer
         info: Dict[str, Any] = {k: v.detach() for k, v in losses.items()}
+        self._is_weight = None
         info.update(total_loss=total_loss.detach(), cur_lr_actor=self._optimizer_actor.param_groups[0]["lr"],
                     cur_lr_critic=self._optimizer_critic.param_groups[0]["lr"],
                     grad_norm_actor=grad_norm_actor, grad_norm_critic=grad_norm_critic)
@@ -191,8 +202,9 @@ class ACERPolicy(UnrollPolicy):
         k = [A.acer_kl_grad_categorical(avg_logits, logits)] if self._cfg.learn.trust_region else []
         policy_loss, active = self._policy_loss(loss, [logits], k)
         entropy = torch.distributions.Categorical(logits=logits, validate_args=False).entropy().mean()
-        critic_loss = A.acer_critic_loss_discrete(q_values, action, q_ret).mean()
-        return dict(policy_loss=policy_loss, critic_loss=critic_loss, entropy=entropy, rho_mean=rho.mean(),
+        critic_loss = self._critic_mean(A.acer_critic_loss_discrete(q_values, action, q_ret))
+        return dict(**self._priority(q_ret, q_taken), policy_loss=policy_loss, critic_loss=critic_loss,
+                    entropy=entropy, rho_mean=rho.mean(),
                     kl_avg=kl, trust_region_active=active, q_ret_mean=q_ret.mean(),
                     acer_loss=loss.loss.mean().detach(), correction_loss=loss.correction_loss.mean().detach())
 
@@ -234,11 +246,22 @@ class ACERPolicy(UnrollPolicy):
         k = list(A.acer_kl_grad_gaussian(avg_mu, avg_sigma, mu, sigma)) if self._cfg.learn.trust_region else []
         policy_loss, active = self._policy_loss(loss, [mu, sigma], k)
         entropy = torch.distributions.Normal(mu, sigma, validate_args=False).entropy().sum(-1).mean()
-        critic_loss = A.acer_critic_loss_continuous(q_taken, values, q_ret, v_target).mean()
-        return dict(policy_loss=policy_loss, critic_loss=critic_loss, entropy=entropy,
+        critic_loss = self._critic_mean(A.acer_critic_loss_continuous(q_taken, values, q_ret, v_target))
+        return dict(**self._priority(q_ret, q_taken), policy_loss=policy_loss, critic_loss=critic_loss,
+                    entropy=entropy,
                     rho_mean=rho.clamp(max=1e6).mean(), kl_avg=kl, trust_region_active=active,
                     q_ret_mean=q_ret.mean(), acer_loss=loss.loss.mean().detach(),
                     correction_loss=loss.correction_loss.mean().detach(), sigma_mean=sigma.mean().detach())
+
+    def _critic_mean(self, loss: torch.Tensor) -> torch.Tensor:
+        """Mean of a (T, B) critic loss; with importance weights (B,) each unroll's steps weighted by its weight."""
+        return loss.mean() if self._is_weight is None else (loss * self._is_weight).mean()
+
+    def _priority(self, q_ret: torch.Tensor, q_taken: torch.Tensor) -> Tensors:
+        """``{'priority': (B,) mean_t |Q_ret - Q(x_t, a_t)|}`` with policy.priority, else nothing."""
+        if not self._cfg.priority:
+            return {}
+        return {"priority": (q_ret - q_taken.detach()).abs().mean(0)}
 
     def _monitor_vars_learn(self) -> List[str]:
         """Logged scalars. policy_loss is what is back-propagated (the trust-region surrogate when it is on, whose

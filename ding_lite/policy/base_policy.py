@@ -66,6 +66,11 @@ class Policy(Configurable):
     # How continuous actions meet the env's Box bounds (see ding_lite.envs.action_adapter): 'clip' for actions in env
     # units, 'rescale' for actions in [-1, 1] (tanh-squashed policies).
     action_bound = "clip"
+    # Prioritised replay (policy.priority): a policy that supports it returns a per-sample ``priority`` (B,) tensor,
+    # |TD error| >= 0, in its learn step's info, and weights its loss by the batch's ``weight`` (B,) when
+    # policy.priority_IS_weight is on. ``priority_refusal``: why a policy refuses it (shown in the ConfigError).
+    supports_priority = False
+    priority_refusal = ""
 
     config = dict(
         # (str) POLICY_REGISTRY name (set from create_config.policy.type).
@@ -76,9 +81,11 @@ class Policy(Configurable):
         cuda=False,
         # (bool) Whether the algorithm is on-policy (informational; the pipelines treat every policy the same way).
         on_policy=False,
-        # (bool) Prioritised replay. Not implemented yet in ding_lite: must stay False.
+        # (bool) Prioritised replay (Schaul et al. 2016): sample by |TD error|^priority_alpha (keys in
+        # policy.other.replay_buffer). SAC, discrete SAC and ACER support it; see docs/configs.md.
         priority=False,
-        # (bool) Importance-sampling weights for prioritised replay. Not implemented yet: must stay False.
+        # (bool) Importance-sampling weights for prioritised replay: the critic's loss of each sample is weighted by
+        # (N P(i))^-beta / max_j (N P(j))^-beta. Needs priority=True.
         priority_IS_weight=False,
         # (str) Action space of the env: 'auto' reads it from the env; or 'discrete', 'continuous', 'multi_discrete',
         # 'mixed' (Tuple(Discrete, Box)).
@@ -108,9 +115,13 @@ class Policy(Configurable):
 
     @classmethod
     def check_config(cls, cfg: EasyDict, path: str) -> None:
-        if cfg.priority or cfg.priority_IS_weight:
-            raise ConfigError(f"{path}.priority: prioritised replay is not implemented in ding_lite yet; set "
-                              f"{path}.priority=False and {path}.priority_IS_weight=False")
+        if cfg.priority_IS_weight and not cfg.priority:
+            raise ConfigError(f"{path}.priority_IS_weight=True needs {path}.priority=True (importance weights correct "
+                              f"for prioritised sampling); set both, or priority_IS_weight=False")
+        if cfg.priority and not cls.supports_priority:
+            reason = cls.priority_refusal or "its learn step returns no per-sample priorities"
+            raise ConfigError(f"{path}.priority=True: policy '{cfg.type}' does not support prioritised replay "
+                              f"({reason}); set {path}.priority=False and {path}.priority_IS_weight=False")
         if cfg.action_space not in ("auto", "discrete", "continuous", "multi_discrete", "mixed"):
             raise ConfigError(f"{path}.action_space='{cfg.action_space}': must be one of 'auto', 'discrete', "
                               f"'continuous', 'multi_discrete', 'mixed'")

@@ -20,6 +20,10 @@ from .unroll_policy import UnrollPolicy
 class IMPALAPolicy(UnrollPolicy):
     """IMPALA with V-trace targets for discrete, continuous (Gaussian) and multi-discrete action spaces."""
 
+    priority_refusal = ("V-trace's truncated importance ratios already correct for the behaviour policy's "
+                        "unrolls; sampling unrolls by priority changes that distribution again, and no derivation "
+                        "combines the two corrections without bias")
+
     config = dict(
         type="impala",
         # (int) Length T of the unrolls V-trace is computed over; one train sample is one unroll of one env.

@@ -17,13 +17,15 @@ The loss math is in :mod:`ding_lite.rl_utils.sac`. Shapes are batch-major: B tra
 continuous action dims.
 """
 import math
-from typing import Any, Dict, List, Tuple
+from collections import deque
+from typing import Any, Deque, Dict, List, Optional, Tuple
 
 import torch
 from easydict import EasyDict
 from torch import nn
 
 from ding_lite.rl_utils import sac as S
+from ding_lite.rl_utils.nstep import nstep_first_transition
 from ding_lite.torch_utils import grad_norm, make_optimizer, polyak_update, tree_map
 from ding_lite.torch_utils.tree import leading_dim
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
@@ -53,7 +55,7 @@ class ContinuousSAC(SACActionSpace):
                target_entropy: List[float]) -> SACLosses:
         """Critic, actor and alpha losses on B transitions: the paper's J_Q, J_pi and J(alpha), one action sample."""
         obs, action, next_obs, reward = data["obs"], data["action"], data["next_obs"], data["reward"]
-        alpha, gamma = alphas[0], self.cfg.learn.discount_factor
+        alpha, gamma = alphas[0], self._discount(data)
         # Critics: y = r + gamma (1 - terminated) (min_i Q_i'(s', a') - alpha log pi(a'|s')), a' ~ pi(.|s');
         # every replica regresses y.
         terminated = self._terminated(data)
@@ -80,12 +82,17 @@ class SACPolicy(Policy):
     per part of the action); the action space's part (acting, losses) is an :class:`~.sac_common.SACActionSpace`."""
 
     action_bound = "rescale"
+    # policy.priority: per-sample priority mean_i |y - Q_i(s, a)| over the critics; IS weights scale the critics' loss.
+    supports_priority = True
 
     config = dict(
         type="sac",
         # (int) Env steps of uniformly random actions collected before the first update (warm-up).
         random_collect_size=10000,
         unroll_len=1,
+        # (int) n-step returns (DI-engine's key): the critics regress sum_{k<m} gamma^k r_{t+k} + gamma^m (1 -
+        # terminated) V(s_{t+m}), m <= nstep cut short by an episode end. 1: the one-step target.
+        nstep=1,
         learn=dict(
             update_per_collect=1,
             batch_size=256,
@@ -149,6 +156,9 @@ class SACPolicy(Policy):
                               f"discrete policy without one set {path}.learn.discrete_policy='boltzmann'")
         if cfg.unroll_len != 1:
             raise ConfigError(f"{path}.unroll_len={cfg.unroll_len}: SAC trains on single transitions; set it to 1")
+        if isinstance(cfg.nstep, bool) or not isinstance(cfg.nstep, int) or cfg.nstep < 1:
+            raise ConfigError(f"{path}.nstep={cfg.nstep!r}: must be an integer >= 1 (the horizon of the critics' "
+                              f"n-step targets; 1: one-step targets)")
 
     def default_model(self) -> Tuple[str, List[str]]:
         return "qac", ["ding_lite.model.qac"]
@@ -205,9 +215,39 @@ class SACPolicy(Policy):
         """The deterministic action: tanh(mu) for the continuous part, the most likely discrete action."""
         return {"action": self._actions.act(self._on_device(obs), deterministic=True)}
 
-    def _get_train_sample(self, segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-        """Single transitions: a ``(1, N_env, ...)`` segment -> N_env samples ``(N_env, ...)``."""
-        return tree_map(lambda x: x[0], segment)
+    def _init_collect(self) -> None:
+        # policy.nstep > 1: the last nstep steps of every env, (N_env, ...) each, oldest first.
+        self._nstep_window: Deque[Dict[str, Any]] = deque(maxlen=int(self._cfg.nstep))
+
+    def _reset_collect(self, env_ids: Optional[List[int]] = None) -> None:
+        """Every env reset (``env_ids`` None, as the collector's reset): the steps held back for n-step returns are
+        dropped, like the collector's segment in progress. Some envs reset: their newest step held back is marked
+        truncated, so that no window runs from their old episode into the new one."""
+        if int(self._cfg.nstep) == 1 or not self._nstep_window:
+            return
+        if env_ids is None:
+            self._nstep_window.clear()
+        else:
+            newest = dict(self._nstep_window[-1])
+            newest["truncated"] = newest["truncated"].clone()
+            newest["truncated"][list(env_ids)] = True
+            self._nstep_window[-1] = newest
+
+    def _get_train_sample(self, segment: Dict[str, torch.Tensor]) -> Optional[Dict[str, torch.Tensor]]:
+        """Single transitions: a ``(1, N_env, ...)`` segment -> N_env samples ``(N_env, ...)``.
+
+        With ``nstep`` = n > 1, the n-step sample of the step n - 1 steps back (``rl_utils.nstep``): its window is
+        then complete, so only an episode end (terminated or truncated) shortens it, never the collection's cuts;
+        the sample's ``discount`` is gamma^m, ``next_obs`` and ``terminated`` are those of its window's last step.
+        The first n - 1 steps after a reset return None (nothing is complete yet): steps are held back, not lost,
+        apart from the n - 1 in hand when the collector resets."""
+        n = int(self._cfg.nstep)
+        if n == 1:
+            return tree_map(lambda x: x[0], segment)
+        self._nstep_window.append(tree_map(lambda x: x[0], segment))
+        if len(self._nstep_window) < n:
+            return None
+        return nstep_first_transition(self._nstep_window, self._cfg.learn.discount_factor)
 
     # ---- learn -------------------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
@@ -242,6 +282,8 @@ class SACPolicy(Policy):
         alphas = self._alphas()
         learn = self._cfg.learn
         losses = self._actions.losses(data, alphas, self._target_critic, self._target_entropy)
+        if "weight" in data:  # prioritised replay's importance weights (B,): on the critics' loss only, as DI-engine
+            losses.critic = S.sac_critic_loss(losses.q, losses.target, data["weight"])
 
         info = dict(losses.info)
         # Each loss reaches only its own parameters (SACLosses), so one backward of their sum gives every gradient.
@@ -264,6 +306,9 @@ class SACPolicy(Policy):
 
         info.update(critic_loss=losses.critic.detach(), q_mean=losses.q.detach().mean(),
                     target_q_mean=losses.target.mean(), **self._actions.alpha_info(alphas))
+        if self._cfg.priority:  # (B,) |TD error| averaged over the critics, for the replay buffer
+            err = (losses.q.detach() - losses.target.detach()).abs()
+            info["priority"] = err.mean(0) if err.dim() == 2 else err
         if self._lr_scheduler is not None:  # the scheduled rates (floats: no device transfer)
             groups = self._optimizer.param_groups
             info.update(cur_lr_q=groups[0]["lr"], cur_lr_alpha=groups[1]["lr"])

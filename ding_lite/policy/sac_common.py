@@ -82,6 +82,11 @@ class SACActionSpace:
     def _alphas(self) -> torch.Tensor:
         return self.log_alpha.detach().exp()
 
+    def _discount(self, data: Tensors) -> Any:
+        """The discount of each transition's bootstrap: (B,) gamma^m of n-step samples (``policy.nstep`` > 1, which
+        carry ``discount``), else ``learn.discount_factor``."""
+        return data["discount"] if "discount" in data else self.cfg.learn.discount_factor
+
     def _terminated(self, data: Tensors) -> torch.Tensor:
         """(B,) 1 where the target stops (terminated); all 0 with DI-engine's ``learn.ignore_done``."""
         return torch.zeros_like(data["reward"]) if self.cfg.learn.ignore_done else data["terminated"]

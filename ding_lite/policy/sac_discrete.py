@@ -42,7 +42,7 @@ class DiscreteSAC(SACActionSpace):
                target_entropy: List[float]) -> SACLosses:
         """Critic, actor (None for the Boltzmann policy) and alpha losses on B transitions, exact over the A actions."""
         obs, action, next_obs, reward = data["obs"], data["action"], data["next_obs"], data["reward"]
-        alpha, gamma = alphas[0], self.cfg.learn.discount_factor
+        alpha, gamma = alphas[0], self._discount(data)
         # Critics: y = r + gamma (1 - terminated) sum_a pi(a|s') (min_i Q_i'(s', a) - alpha log pi(a|s')).
         terminated = self._terminated(data)
         with torch.no_grad():

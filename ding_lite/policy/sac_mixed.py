@@ -37,7 +37,7 @@ class MixedSAC(SACActionSpace):
                target_entropy: List[float]) -> SACLosses:
         """Critic, actor and the two alpha losses on B transitions: exact over k, one sample of a_c."""
         obs, action, next_obs, reward = data["obs"], data["action"], data["next_obs"], data["reward"]
-        alpha_d, alpha_c, gamma = alphas[0], alphas[1], self.cfg.learn.discount_factor
+        alpha_d, alpha_c, gamma = alphas[0], alphas[1], self._discount(data)
         # Critics: exact over k' (Boltzmann policy of the online critics at (s', a_c')), sampled over a_c'.
         terminated = self._terminated(data)
         with torch.no_grad():

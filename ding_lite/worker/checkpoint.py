@@ -92,3 +92,39 @@ def load_model_weights(model: torch.nn.Module, weights: Mapping[str, Any], path:
     except RuntimeError as err:
         raise UserError(f"checkpoint '{path}' does not fit this config's model (was it trained with another "
                         f"config?): {error_summary(err, 300, all_lines=True)}") from None
+
+
+# ---- the replay buffer beside ckpt_last (policy.other.replay_buffer.save_replay_buffer) -----------------------------
+REPLAY_BUFFER_FILE = "replay_buffer.pth.tar"
+
+
+def save_replay_buffer(buffer: Any, counters: Mapping[str, Any], ckpt_folder: str) -> str:
+    """Write ``buffer``'s content (``ding_lite.data.buffer_io``) to ``<ckpt_folder>/replay_buffer.pth.tar``
+    atomically, stamped with the ``train_iter`` and ``env_step`` of the ckpt_last written with it; returns the path."""
+    from ding_lite.data.buffer_io import buffer_content
+    path = os.path.join(ckpt_folder, REPLAY_BUFFER_FILE)
+    atomic_torch_save({"counters": {"train_iter": int(counters["train_iter"]), "env_step": int(counters["env_step"])},
+                       "buffer": buffer_content(buffer)}, path)
+    return path
+
+
+def load_replay_buffer(buffer: Any, counters: Mapping[str, Any], ckpt_folder: str) -> str:
+    """Fill ``buffer`` from ``<ckpt_folder>/replay_buffer.pth.tar`` when it was written with the checkpoint resumed
+    from (same ``train_iter`` and ``env_step``); returns what happened, for the log. A missing file or one of
+    another checkpoint leaves the buffer empty (said in the returned line); an unreadable one is a ``UserError``."""
+    from ding_lite.data.buffer_io import load_buffer_content
+    path = os.path.join(ckpt_folder, REPLAY_BUFFER_FILE)
+    if not os.path.isfile(path):
+        return f"replay buffer: no {path}; starting with an empty buffer"
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:
+        raise UserError(f"replay buffer '{path}' cannot be read ({type(err).__name__}: {error_summary(err)}); delete "
+                        f"it to resume with an empty buffer") from None
+    at = (int(counters["train_iter"]), int(counters["env_step"]))
+    saved_at = (saved["counters"]["train_iter"], saved["counters"]["env_step"])
+    if saved_at != at:
+        return (f"replay buffer: {path} is from train_iter {saved_at[0]:,}, env_step {saved_at[1]:,}, not from the "
+                f"checkpoint resumed from (train_iter {at[0]:,}, env_step {at[1]:,}); starting with an empty buffer")
+    load_buffer_content(buffer, saved["buffer"], where=f"replay buffer '{path}'")
+    return f"replay buffer: {len(buffer):,} samples loaded from {path}"

@@ -508,7 +508,6 @@ PENDULUM_SAC = os.path.join(os.path.dirname(CARTPOLE_CONFIG), "pendulum_sac.py")
 
 
 @pytest.mark.parametrize("override, reason", [
-    ("policy.nstep=3", "targets are fixed by the algorithm"),
     ("policy.learn.value_network=False", "no separate value network"),
     ("policy.collect.noise_sigma=0.1", "no added noise"),
     ("policy.model.actor_head_type='reparameterization'", "always the reparameterised squashed Gaussian"),
