@@ -12,6 +12,11 @@ dict/tuple nesting of arrays for Dict/Tuple spaces), and returns what ``env.step
 a batch): continuous actions mapped onto the Box bounds and clipped exactly as the workers do
 (:class:`ding_lite.envs.ActionAdapter`), discrete actions as int64, a mixed action as ``(discrete, continuous)``.
 Observation normalisation (``env.normalize_obs``) is applied inside the policy, with the run's statistics.
+
+A recurrent policy (``policy.model.core='lstm'``, ``agent.recurrent``) takes and returns its state:
+``action, state = agent.predict(obs, state=state)``, ``state`` a float32 array ``(2, H)`` for one observation (or
+``(4, H)`` with separate actor and critic cores; ``agent.state_shape``), ``(batch, 2, H)`` for a batch; ``None``
+(or ``agent.initial_state()``, zeros) at the start of an episode. Zero an env's rows when its episode ends.
 """
 import copy
 import os
@@ -163,14 +168,51 @@ class Agent:
         """An agent around a live policy (built with collect and eval modes) and its env's spec."""
         return cls(policy, config if config is not None else EasyDict(policy=policy.cfg), spec)
 
+    @property
+    def recurrent(self) -> bool:
+        """Whether the policy has a recurrent core: then ``predict`` takes and returns its state."""
+        return bool(getattr(self.policy, "_recurrent", False))
+
+    @property
+    def state_shape(self) -> Optional[Tuple[int, ...]]:
+        """The recurrent state of one env, e.g. ``(2, H)``; None for a feed-forward policy."""
+        return tuple(self.policy.model.state_shape) if self.recurrent else None
+
+    def initial_state(self, batch: Optional[int] = None) -> np.ndarray:
+        """The state of an episode's start (zeros): ``state_shape`` for one env, ``(batch, *state_shape)``."""
+        if not self.recurrent:
+            raise UserError("this policy has no recurrent state (policy.model.core is None)")
+        return np.zeros(self.state_shape if batch is None else (batch, *self.state_shape), np.float32)
+
+    def _core_state(self, state: Any, n: int, single: bool) -> torch.Tensor:
+        if state is None:
+            return torch.zeros((n, *self.state_shape))
+        array = np.asarray(state, dtype=np.float32)
+        want = self.state_shape if single else (n, *self.state_shape)
+        if tuple(array.shape) != tuple(want):
+            raise UserError(f"state has shape {tuple(array.shape)}; this policy's recurrent state is {want} for "
+                            f"{'one observation' if single else f'a batch of {n}'} (None: an episode's start)")
+        return torch.from_numpy(array[None] if single else array)
+
     @torch.no_grad()
-    def predict(self, obs: Any, deterministic: bool = True) -> Any:
+    def predict(self, obs: Any, deterministic: bool = True, state: Any = None) -> Any:
         """The action(s) for one observation or a batch (see the module docstring); ``deterministic=False`` samples
-        from the policy (as collection does)."""
+        from the policy (as collection does). A recurrent policy returns ``(action, next_state)`` and takes
+        ``state`` (None: an episode's start)."""
         arrays, single = as_batch(obs, self.obs_space)
         tree = leaves_to_tree(arrays, self.obs_space)
         mode = self.policy.eval_mode if deterministic else self.policy.collect_mode
-        action = self.adapter(mode.forward(tree)["action"])
+        if self.recurrent:
+            out = mode.forward(tree, core_state=self._core_state(state, arrays[0].shape[0], single))
+            next_state = out["next_core_state"].cpu().numpy()
+            action = self._env_action(out["action"], single)
+            return action, (next_state[0] if single else next_state)
+        if state is not None:
+            raise UserError("state= is for recurrent policies (policy.model.core='lstm'); this one is feed-forward")
+        return self._env_action(mode.forward(tree)["action"], single)
+
+    def _env_action(self, action: Any, single: bool) -> Any:
+        action = self.adapter(action)
         if self.spec.action_space_type in ("discrete", "multi_discrete"):
             action = action.astype(np.int64)
         elif self.spec.action_space_type == "mixed":

@@ -9,6 +9,10 @@ or for a Dict/Tuple observation space one tensor per leaf, in the order of ``pol
 by their key paths, e.g. ``agent.position``). With ``with_dist`` the outputs add the action distribution's
 parameters (the actor's outputs: ``logit``, or ``mu`` and ``sigma``/``log_std``).
 
+A recurrent policy (``policy.model.core='lstm'``) takes its state as one more input, ``core_state`` (batch,
+*state_shape) float32 (zeros at an episode's start), after the observation leaves, and returns the next state as its
+last output, ``next_core_state``: the caller carries it from step to step, as with ``predict``.
+
 Running the file needs only torch (TorchScript: ``torch.jit.load``) or onnxruntime (ONNX), never ding_lite.
 """
 import os
@@ -54,6 +58,8 @@ class DeployModule(nn.Module):
         self.space = spec.action_space_type
         self.nvec = list(spec.nvec) if spec.nvec is not None else None
         self.with_dist = with_dist
+        self.recurrent = agent.recurrent
+        self.state_shape = agent.state_shape
         self.sac = hasattr(policy, "_actions")
         self.rescale = policy.action_bound == "rescale"
         self.sac_actions = policy._actions if self.sac else None
@@ -80,6 +86,9 @@ class DeployModule(nn.Module):
         return torch.maximum(torch.minimum(action, self.high), self.low)
 
     def forward(self, *leaves: torch.Tensor) -> Any:
+        core_state = None
+        if self.recurrent:  # the last input is the recurrent state
+            leaves, core_state = leaves[:-1], leaves[-1]
         obs = self._tree(leaves)
         norm = getattr(self.model, "obs_normalizer", None)
         if norm is not None:
@@ -91,7 +100,11 @@ class DeployModule(nn.Module):
                 out = self.model.compute_actor(obs)
                 dist = [out[k] for k in sorted(out)]
         else:
-            logit = self.model(obs, mode="compute_actor")["logit"]
+            model_out = (self.model(obs, mode="compute_actor") if core_state is None
+                         else self.model(obs, mode="compute_actor", state=core_state))
+            logit = model_out["logit"]
+            if core_state is not None:
+                core_state = model_out["state"]
             action = greedy_action(self.space, logit, self.nvec)
             if self.with_dist:
                 dist = [logit[k] for k in sorted(logit)] if isinstance(logit, dict) else [logit]
@@ -101,18 +114,26 @@ class DeployModule(nn.Module):
             out = (self._box(action),)
         else:
             out = (action.long(),)
-        out = out + tuple(dist)
+        out = out + tuple(dist) + ((core_state,) if core_state is not None else ())
         return out[0] if len(out) == 1 else out
 
 
 def output_names(module: DeployModule) -> List[str]:
     names = ["discrete", "continuous"] if module.space == "mixed" else ["action"]
     if module.with_dist:
-        dummy = example_inputs(module.description, 2)
+        dummy = module_inputs(module, 2)
         with torch.no_grad():
-            n = len(module(*dummy)) - len(names) if isinstance(module(*dummy), tuple) else 0
+            n = len(module(*dummy)) - len(names) - module.recurrent if isinstance(module(*dummy), tuple) else 0
         names += [f"dist_{i}" for i in range(n)]
-    return names
+    return names + (["next_core_state"] if module.recurrent else [])
+
+
+def module_inputs(module: DeployModule, batch: int = 2) -> Tuple[torch.Tensor, ...]:
+    """Example inputs of ``module``: observations, then for a recurrent policy a state (zeros)."""
+    inputs = example_inputs(module.description, batch)
+    if module.recurrent:
+        inputs = inputs + (torch.zeros((batch, *module.state_shape)),)
+    return inputs
 
 
 def input_names(description: dict) -> List[str]:
@@ -148,7 +169,7 @@ def export_agent(agent: Agent, fmt: str, path: str, with_dist: bool = False) -> 
     if agent.device.type != "cpu":
         raise UserError("export from a CPU agent (ding_lite.load(path, device='cpu'))")
     module = DeployModule(agent, with_dist).eval()
-    inputs = example_inputs(agent.obs_space)
+    inputs = module_inputs(module)
     with torch.no_grad(), warnings.catch_warnings():
         # torch's deprecation notes on tracing, and tracer notes on shape checks that hold for every batch size
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -157,7 +178,7 @@ def export_agent(agent: Agent, fmt: str, path: str, with_dist: bool = False) -> 
             traced = torch.jit.trace(module, inputs, check_trace=False)
             traced.save(path)
             return path
-        names = input_names(agent.obs_space)
+        names = input_names(agent.obs_space) + (["core_state"] if module.recurrent else [])
         outputs = output_names(module)
         torch.onnx.export(module, inputs, path, input_names=names, output_names=outputs, dynamo=False,
                           dynamic_axes={n: {0: "batch"} for n in names + outputs}, opset_version=17)

@@ -16,6 +16,14 @@ the encoder as VAC's does (:mod:`ding_lite.torch_utils.obs_encoder`): 'auto' (th
 MLP for a float Box, exactly as 'mlp', the Nature conv for a uint8 image of at least 36x36, one-hots for discrete
 leaves, a multi-input encoder for a Dict/Tuple), 'mlp', 'nature_conv' or 'impala_resnet'. Observations are tensors
 ``(B, *obs_shape)``, or nested dicts of tensors for a Dict/Tuple ``obs_space``.
+
+``core='lstm'`` (:mod:`ding_lite.torch_utils.recurrent`) puts an LSTM of ``core_size`` units after each encoder: one,
+shared, with ``share_encoder=True`` (it then belongs to the critic's parameters, as the shared encoder does); else
+one for the actor and one for the critic (``actor.core``, ``critic.core``), both advanced at every step. The methods
+then take ``state`` (B, *state_shape) (None: zeros), the actor's rows first, and return the next ``'state'``; with
+``done`` (T, B) they replay B unrolls of T steps instead (the learner), see :meth:`VAC.forward_unroll
+<ding_lite.model.vac.VAC.forward_unroll>`. The average actor carries a copy of the actor's core and replays from the
+same stored states.
 """
 import copy
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -25,6 +33,7 @@ from torch import nn
 
 from ding_lite.torch_utils.obs_encoder import ObsTree, build_obs_encoder
 from ding_lite.torch_utils.network import flat_dim, gaussian_sigma, make_log_sigma, mlp
+from ding_lite.torch_utils.recurrent import LSTMCore, check_core_config, replay_rows, replay_rows_paired
 from ding_lite.utils import MODEL_REGISTRY, ConfigError
 
 from .checks import check_actor_critic_config
@@ -37,9 +46,12 @@ class ACERActor(nn.Module):
     Gaussian."""
 
     def __init__(self, encoder: nn.Module, enc_dim: int, action_dim: int, continuous: bool, hidden: List[int],
-                 act: str, sigma_type: str, init_sigma: float) -> None:
+                 act: str, sigma_type: str, init_sigma: float, core: Optional[LSTMCore] = None) -> None:
         super().__init__()
         self.encoder = encoder
+        self.core = core  # a recurrent core (policy.model.core) between the encoder and the heads, or None
+        if core is not None:
+            enc_dim = core.hidden_size
         self.continuous, self.sigma_type = continuous, sigma_type
         self.head = mlp(enc_dim, hidden, action_dim, act, 0.01)
         if continuous:  # log(sigma) starts at log(init_sigma): a parameter ('independent') or a head ('conditioned')
@@ -62,9 +74,12 @@ class ACERCritic(nn.Module):
     """Q(x, .) (B, A) for discrete actions; the stochastic dueling network's V(x) and A(x, a) for continuous ones."""
 
     def __init__(self, encoder: nn.Module, enc_dim: int, action_dim: int, continuous: bool, hidden: List[int],
-                 act: str, sdn_n_samples: int) -> None:
+                 act: str, sdn_n_samples: int, core: Optional[LSTMCore] = None) -> None:
         super().__init__()
         self.encoder = encoder
+        self.core = core
+        if core is not None:
+            enc_dim = core.hidden_size
         self.continuous, self.n_samples = continuous, sdn_n_samples
         if continuous:
             self.value_head = mlp(enc_dim, hidden, 1, act)
@@ -114,7 +129,7 @@ class ACER(nn.Module):
                  actor_head_layer_num: int = 1, critic_head_hidden_size: int = 64, critic_head_layer_num: int = 1,
                  activation: str = "relu", sigma_type: str = "conditioned", init_sigma: float = 1.0,
                  sdn_n_samples: int = 5, encoder_type: str = "auto", conv_channels: List[int] = None,
-                 conv_hidden_size: int = None) -> None:
+                 conv_hidden_size: int = None, core: str = None, core_size: int = 128) -> None:
         super().__init__()
         if obs_shape is None or action_shape is None or action_space is None:
             raise ValueError("ACER needs obs_shape, action_shape and action_space (the pipelines fill them from the "
@@ -133,10 +148,16 @@ class ACER(nn.Module):
         actor_encoder, enc_dim = encoder()
         critic_encoder = actor_encoder if share_encoder else encoder()[0]
         self.share_encoder = share_encoder
+        actor_core = critic_core = None
+        if core is not None:
+            actor_core = LSTMCore(enc_dim, core_size)
+            critic_core = actor_core if share_encoder else LSTMCore(enc_dim, core_size)
         self.actor = ACERActor(actor_encoder, enc_dim, action_dim, continuous,
-                               [actor_head_hidden_size] * actor_head_layer_num, activation, sigma_type, init_sigma)
+                               [actor_head_hidden_size] * actor_head_layer_num, activation, sigma_type, init_sigma,
+                               actor_core)
         self.critic = ACERCritic(critic_encoder, enc_dim, action_dim, continuous,
-                                 [critic_head_hidden_size] * critic_head_layer_num, activation, sdn_n_samples)
+                                 [critic_head_hidden_size] * critic_head_layer_num, activation, sdn_n_samples,
+                                 critic_core)
 
     @classmethod
     def check_config(cls, cfg, path: str) -> None:
@@ -145,8 +166,49 @@ class ACER(nn.Module):
             raise ConfigError(f"{path}.action_space='{cfg.action_space}': ACER supports 'discrete' and 'continuous' "
                               f"action spaces")
         check_actor_critic_config(cfg, path)
+        check_core_config(cfg, path)
         if not isinstance(cfg.sdn_n_samples, int) or cfg.sdn_n_samples < 1:
             raise ConfigError(f"{path}.sdn_n_samples={cfg.sdn_n_samples}: must be a positive int")
+
+    @property
+    def core(self) -> Optional[LSTMCore]:
+        """The actor's recurrent core (shared with the critic under ``share_encoder``), or None."""
+        return self.actor.core
+
+    @property
+    def state_shape(self) -> Tuple[int, int]:
+        """The recurrent state of one env: (2, core_size) (h, c) of the shared core, or (4, core_size): the actor's
+        then the critic's."""
+        return (2 if self.share_encoder else 4, self.actor.core.hidden_size)
+
+    def initial_state(self, batch: int, device=None) -> torch.Tensor:
+        """The state of ``batch`` envs at an episode's start: zeros (batch, *state_shape)."""
+        return torch.zeros((batch, *self.state_shape), device=device)
+
+    def _core_features(self, obs: ObsTree, state: Optional[torch.Tensor], done: Optional[torch.Tensor] = None,
+                       extra_state_index: Optional[torch.Tensor] = None, actor: Optional[nn.Module] = None,
+                       critic: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor], torch.Tensor]:
+        """Actor features, critic features (None when ``critic`` is False and the critic has a core of its own) and
+        the next state (only the actor's rows without the critic), after the core(s): one step (``done`` None) or
+        the replay of unrolls (:func:`ding_lite.torch_utils.recurrent.replay_rows`). ``actor``: the average copy."""
+        actor = self.actor if actor is None else actor
+        feature = actor.encoder(obs)
+        if state is None:
+            state = self.initial_state(feature.shape[0], feature.device)
+
+        def run(core: LSTMCore, x: torch.Tensor, s: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+            return core(x, s) if done is None else replay_rows(core, x, s, done, extra_state_index)
+        if done is not None and critic and not self.share_encoder:  # the learner: both LSTMs in one batched replay
+            (actor_feature, critic_feature), final = replay_rows_paired(
+                (actor.core, self.critic.core), (feature, self.critic.encoder(obs)), state, done, extra_state_index)
+            return actor_feature, critic_feature, final
+        actor_feature, actor_state = run(actor.core, feature, state[:, :2])
+        if self.share_encoder:
+            return actor_feature, actor_feature, actor_state
+        if not critic:
+            return actor_feature, None, actor_state
+        critic_feature, critic_state = run(self.critic.core, self.critic.encoder(obs), state[:, 2:])
+        return actor_feature, critic_feature, torch.cat([actor_state, critic_state], dim=1)
 
     def actor_parameters(self, include_shared_encoder: bool = False) -> List[nn.Parameter]:
         """The actor's own parameters: the shared encoder excluded (it belongs to the critic) unless
@@ -167,11 +229,20 @@ class ACER(nn.Module):
         move it towards ``actor_parameters(include_shared_encoder=True)`` by Polyak averaging."""
         return copy.deepcopy(self.actor).requires_grad_(False)
 
-    def compute_actor(self, obs: ObsTree, actor: Optional[nn.Module] = None) -> Dict[str, Logit]:
+    def compute_actor(self, obs: ObsTree, actor: Optional[nn.Module] = None, state: Optional[torch.Tensor] = None,
+                      done: Optional[torch.Tensor] = None,
+                      extra_state_index: Optional[torch.Tensor] = None) -> Dict[str, Logit]:
         """``obs`` (B, *obs_shape) or a nested dict -> ``{'logit'}``: logits (B, A) or ``{'mu', 'sigma'}`` (B, D) of
         pi(.|x), or of ``actor``, a copy from :meth:`make_average_actor`. The encoders take the observation as it
-        comes (flattening, casts and 1/255 scaling are theirs)."""
-        return {"logit": (self.actor if actor is None else actor)(obs)}
+        comes (flattening, casts and 1/255 scaling are theirs). With a core also ``'state'``, the next state (one
+        step of acting advances the critic's core too) or, replaying (``done``), the actor's state after the
+        unrolls."""
+        if self.core is None:
+            return {"logit": (self.actor if actor is None else actor)(obs)}
+        actor_net = self.actor if actor is None else actor
+        feature, _, next_state = self._core_features(obs, state, done, extra_state_index, actor_net,
+                                                     critic=done is None and actor is None)
+        return {"logit": actor_net.heads(feature), "state": next_state}
 
     def _features(self, obs: ObsTree) -> Tuple[torch.Tensor, torch.Tensor]:
         """The actor's and the critic's encoder features (B, enc_dim) of observations: one pass of a shared
@@ -179,22 +250,41 @@ class ACER(nn.Module):
         actor_feature = self.actor.encoder(obs)
         return actor_feature, (actor_feature if self.share_encoder else self.critic.encoder(obs))
 
-    def compute_actor_then_critic(self, obs: ObsTree, make_action: Callable[[Logit], torch.Tensor]
-                                  ) -> Dict[str, torch.Tensor]:
+    def compute_actor_then_critic(self, obs: ObsTree, make_action: Callable[[Logit], torch.Tensor],
+                                  state: Optional[torch.Tensor] = None, done: Optional[torch.Tensor] = None,
+                                  extra_state_index: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         """Continuous actions: the actor's ``{'logit'}`` for ``obs`` (B, *obs_shape), then the critic's ``{'value'}``
         (B,) and Q~ ``'q_value'`` (K, B) of the actions ``make_action(logit)`` (K, B, D), which may depend on the
         policy's statistics (a' ~ pi); the u_i of the SDN are drawn from ``logit``. As 'compute_actor' then
         'compute_critic' with ``policy=logit``, but with one pass of a shared encoder."""
-        actor_feature, critic_feature = self._features(obs)
+        if self.core is None:
+            actor_feature, critic_feature = self._features(obs)
+            logit = self.actor.heads(actor_feature)
+            return {"logit": logit, **self.critic.heads(critic_feature, make_action(logit), logit)}
+        actor_feature, critic_feature, next_state = self._core_features(obs, state, done, extra_state_index)
         logit = self.actor.heads(actor_feature)
-        return {"logit": logit, **self.critic.heads(critic_feature, make_action(logit), logit)}
+        return {"logit": logit, **self.critic.heads(critic_feature, make_action(logit), logit), "state": next_state}
 
     def forward(self, obs: ObsTree, mode: str = "compute_actor_critic", action: Optional[torch.Tensor] = None,
-                policy: Optional[Dict[str, torch.Tensor]] = None) -> Dict[str, torch.Tensor]:
+                policy: Optional[Dict[str, torch.Tensor]] = None, state: Optional[torch.Tensor] = None,
+                done: Optional[torch.Tensor] = None,
+                extra_state_index: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         """``obs`` (B, *obs_shape) or a nested dict. ``mode``: 'compute_actor' -> ``{'logit'}``; 'compute_critic' ->
         ``{'q_value'}`` (discrete, (B, A)) or ``{'value'}`` (continuous, (B,)) plus Q~ ``'q_value'`` for ``action``
         (B, D) or (K, B, D), its u_i drawn from ``policy`` (``{'mu', 'sigma'}`` already computed for ``obs``; None:
-        the actor runs); 'compute_actor_critic' -> both (the continuous SDN samples u_i from this ``logit``)."""
+        the actor runs); 'compute_actor_critic' -> both (the continuous SDN samples u_i from this ``logit``).
+        With a core: ``state``, ``done`` and ``extra_state_index`` as the class docstring says, and ``'state'`` out."""
+        if self.core is not None and mode in ("compute_critic", "compute_actor_critic"):
+            actor_feature, critic_feature, next_state = self._core_features(obs, state, done, extra_state_index)
+            logit = self.actor.heads(actor_feature)
+            if mode == "compute_critic" and action is not None and self.action_space == "continuous" and policy is None:
+                policy = logit
+            if mode == "compute_actor_critic":
+                policy = logit if self.action_space == "continuous" else None
+            out = self.critic.heads(critic_feature, action, policy)
+            return {**({"logit": logit} if mode == "compute_actor_critic" else {}), **out, "state": next_state}
+        if mode == "compute_actor" and self.core is not None:
+            return self.compute_actor(obs, state=state, done=done, extra_state_index=extra_state_index)
         if mode == "compute_actor":
             return self.compute_actor(obs)
         if mode == "compute_critic":

@@ -26,6 +26,9 @@ from .weights import cpu_state
 PLACEMENT_REPORT_S = 10.0  # a worker not started by then is reported (once), with the resources it waits for
 NEWS_POLL_S = 0.02  # while training, the learner looks for evaluator news and started workers at most this often
 CPUS = {"collector": 1, "evaluator": 0}  # Ray CPUs each worker asks for
+# Weights up to this size go inside each call instead of through the object store: fetching a stored object costs
+# a collector 3-5 ms on a busy 2-core machine (its owner, the learner, must answer), an inline argument nothing.
+INLINE_WEIGHTS_BYTES = 96 * 1024  # under Ray's own limit for inline arguments (100 KiB)
 
 
 def _import_ray():
@@ -58,7 +61,7 @@ class RayCollector:
         t0 = time.perf_counter()
         fetch_s = 0.0
         if version != self.role.version:
-            state = ray.get(weights[0])
+            state = weights[0] if isinstance(weights[0], dict) else ray.get(weights[0])
             fetch_s = time.perf_counter() - t0
             self.role.load(version, from_numpy(state))
         sync_s = time.perf_counter() - t0
@@ -81,7 +84,8 @@ class RayEvaluator:
 
     def evaluate(self, train_iter: int, weights: list) -> Dict[str, Any]:
         import ray
-        return self.role.evaluate(train_iter, from_numpy(ray.get(weights[0])))
+        state = weights[0] if isinstance(weights[0], dict) else ray.get(weights[0])
+        return self.role.evaluate(train_iter, from_numpy(state))
 
     def close(self) -> None:
         self.role.close()
@@ -217,15 +221,20 @@ class RayBackend:
         self._submit()
 
     def _weights_ref(self) -> Tuple[int, list]:
+        """``(version, [weights])`` for a call: the state dict's NumPy arrays themselves when they are small (they
+        travel inside the call, as Ray sends any small argument), else one ``ray.put`` of them per version (the
+        reference goes in the list, so Ray does not fetch it for the call; the actor fetches it only when newer)."""
         version, weights = self._weights
         if not isinstance(weights, list):  # NumPy arrays: Ray reads them without a copy (torch tensors: ~5x slower)
-            weights = [self.ray.put(to_numpy(weights))]
+            arrays = to_numpy(weights)
+            small = sum(a.nbytes for a in arrays.values()) <= INLINE_WEIGHTS_BYTES
+            weights = [arrays if small else self.ray.put(arrays)]
             self._weights = (version, weights)
         return version, weights
 
     def request_eval(self, train_iter: int, state: State) -> None:
         """Weights for the evaluator to score (answered through ``poll``; a newer request replaces one not sent)."""
-        self._eval_request = (train_iter, [self.ray.put(to_numpy(cpu_state(state)))])
+        self._eval_request = (train_iter, [self.ray.put(to_numpy(cpu_state(state)))])  # evaluations are rare
         self._submit_eval()
 
     def _submit_eval(self) -> None:

@@ -134,7 +134,8 @@ class ACERPolicy(UnrollPolicy):
         self._is_weight = weight
         batch = self._unroll_batch(data)
         with torch.no_grad():
-            avg_stats = self._model.compute_actor(batch.flat_obs, actor=self._avg_actor)["logit"]
+            avg_stats = self._model.compute_actor(batch.flat_obs, actor=self._avg_actor,
+                                                  **self._replay_kwargs(batch, steps_only=True))["logit"]
         if self._action_space == "discrete":
             losses = self._discrete_losses(batch, avg_stats)
         else:
@@ -183,7 +184,7 @@ class ACERPolicy(UnrollPolicy):
     def _discrete_losses(self, batch: UnrollBatch, avg_logits: torch.Tensor) -> Tensors:
         """The losses and logged scalars for a categorical policy; ``avg_logits`` (T*B, A) of the average actor."""
         T, B, data = batch.T, batch.B, batch.data
-        out = self._model(batch.model_in, mode="compute_actor_critic")
+        out = self._model(batch.model_in, mode="compute_actor_critic", **self._replay_kwargs(batch))
         logits_all, q_all = out["logit"], out["q_value"]
         logits, q_values = batch.steps(logits_all), batch.steps(q_all)  # (T, B, A)
         action, behaviour = data["action"], data["logit"]
@@ -225,7 +226,8 @@ class ACERPolicy(UnrollPolicy):
                 actions[0, :T * B], actions[1, :T * B] = action.reshape(T * B, D), sampled.reshape(T * B, D)
             return actions
 
-        critic = self._model.compute_actor_then_critic(model_in, taken_and_sampled)  # one pass of a shared encoder
+        critic = self._model.compute_actor_then_critic(model_in, taken_and_sampled,  # one pass of a shared encoder
+                                                       **self._replay_kwargs(batch))
         policy_all, sampled = critic["logit"], drawn["sampled"]
         mu, sigma = batch.steps(policy_all["mu"]), batch.steps(policy_all["sigma"])  # (T, B, D)
         D = mu.shape[-1]
@@ -252,6 +254,14 @@ class ACERPolicy(UnrollPolicy):
                     rho_mean=rho.clamp(max=1e6).mean(), kl_avg=kl, trust_region_active=active,
                     q_ret_mean=q_ret.mean(), acer_loss=loss.loss.mean().detach(),
                     correction_loss=loss.correction_loss.mean().detach(), sigma_mean=sigma.mean().detach())
+
+    def _replay_kwargs(self, batch: UnrollBatch, steps_only: bool = False) -> Dict[str, Any]:
+        """A recurrent core (policy.model.core): the model's arguments that replay the unrolls from their stored
+        initial states with resets at episode ends (``steps_only``: the T*B step rows only); else none."""
+        if not self._recurrent:
+            return {}
+        return dict(state=batch.data["core_state"][0], done=batch.done,
+                    extra_state_index=None if steps_only else batch.extra_state_index)
 
     def _critic_mean(self, loss: torch.Tensor) -> torch.Tensor:
         """Mean of a (T, B) critic loss; with importance weights (B,) each unroll's steps weighted by its weight."""

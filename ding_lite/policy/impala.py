@@ -86,7 +86,7 @@ class IMPALAPolicy(UnrollPolicy):
         tensors on the policy's device (and the learning rate): the learner reads them in one transfer."""
         batch = self._unroll_batch(data)
         data = batch.data  # (T, B, ...)
-        out = self._model(batch.model_in, mode="compute_actor_critic")
+        out = self._forward_unroll(batch, "compute_actor_critic")  # a recurrent core replays the unrolls
         value = out["value"]
         values, bootstrap_value = batch.steps(value), batch.last(value).detach()  # V(x_t) (T, B), V(x_T) (B,)
         target_dist = make_dist(self._action_space, tree_map(batch.steps, out["logit"]), self._nvec)

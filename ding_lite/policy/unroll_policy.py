@@ -31,16 +31,22 @@ How a train sample stores its observations (``policy.obs_storage``):
   otherwise.
 
 The learner reads both layouts (:class:`UnrollBatch`); its forward pass and targets are the same either way.
+
+A model with a recurrent core (``policy.model.core='lstm'``, :mod:`ding_lite.torch_utils.recurrent`): collect and
+eval carry each env's state (``reset(env_ids)`` zeroes those of finished episodes), a transition stores the state its
+step was taken with as ``core_state``, and an unroll keeps the first, ``core_state`` (1, 2, H): its initial state. The
+learner replays the T steps from it (:meth:`UnrollPolicy._forward_unroll`), resetting after episode ends as acting
+did, and the rows after the steps (x_T, final observations) continue from the state before that reset.
 """
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
 import torch
 from easydict import EasyDict
 
 from ding_lite.torch_utils import epsilon_greedy, greedy_action, sample_action, tree_cat, tree_map
-from ding_lite.torch_utils.tree import Tree, tree_leaves
+from ding_lite.torch_utils.tree import Tree, leading_dim, tree_leaves
 from ding_lite.utils import ConfigError, UserError
 
 from .base_policy import Policy
@@ -64,6 +70,8 @@ class UnrollBatch:
         - boot_index: (K,) long, the flat positions t*B + b of the ``bootstrapped`` steps in (t, b) row-major order.
         - final_index: None ('full'), else (K,) the rows of ``model_in`` holding the final observation of each
           bootstrapped step in (t, b) row-major order.
+        - extra_state_index: None without a recurrent core; else for each row of ``model_in`` after the T*B steps,
+          the flat step t*B + b whose state (before its episode-end reset) that row continues from.
 
     Every field has a shape known on the host before the batch reaches the device: K is counted on the sampled
     (CPU) flags, so building and reading the batch never waits for a GPU.
@@ -78,6 +86,7 @@ class UnrollBatch:
     model_in: Tree
     boot_index: torch.Tensor
     final_index: Optional[torch.Tensor] = None
+    extra_state_index: Optional[torch.Tensor] = None
 
     def steps(self, x: torch.Tensor) -> torch.Tensor:
         """Rows of ``model_in`` (N, ...) -> those of the unroll steps, (T, B, ...)."""
@@ -142,6 +151,10 @@ class UnrollPolicy(Policy):
     def _init_collect(self) -> None:
         self._action_space = self._cfg.action_space
         self._nvec = self._cfg.model.action_shape if self._action_space == "multi_discrete" else None
+        # A recurrent core (policy.model.core): the state of every env, carried between calls (None: all zeros).
+        self._recurrent = getattr(self._model, "core", None) is not None
+        self._collect_state: Optional[torch.Tensor] = None
+        self._eval_state: Optional[torch.Tensor] = None
 
     def _init_eval(self) -> None:
         self._init_collect()
@@ -154,8 +167,47 @@ class UnrollPolicy(Policy):
     def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> Dict[str, Any]:
         """Sample a_t ~ mu(.|x_t) (the current policy); keep its statistics for the importance ratios.
         ``obs`` (N_env, *obs_shape) -> ``action`` (N_env, ...) and ``logit``."""
+        if self._recurrent:
+            return self._act_recurrent(obs, "collect", kwargs.get("core_state"))
         logit = self._model(self._on_device(obs), mode="compute_actor")["logit"]
         return {"action": sample_action(self._action_space, logit, self._nvec), "logit": logit}
+
+    def _act_recurrent(self, obs: Tree, which: str, core_state: Optional[torch.Tensor]) -> Dict[str, Any]:
+        """One step of a recurrent model for collect or eval. ``core_state`` None: from the state this mode carries
+        for the envs (zeros at the start), which is then replaced by the next one; a tensor (N, 2, H): from it, and
+        the carried state is left alone (``predict``). Returns ``action``, ``logit``, ``core_state`` (the state the
+        step was taken with: what an unroll stores) and, given ``core_state``, ``next_core_state``."""
+        obs = self._on_device(obs)
+        carried = core_state is None
+        if carried:
+            core_state = getattr(self, f"_{which}_state")
+            if core_state is None:
+                core_state = self._model.initial_state(leading_dim(obs), self._device)
+            elif core_state.shape[0] != leading_dim(obs):
+                raise UserError(f"the {which} mode carries the recurrent state of {core_state.shape[0]} envs but got "
+                                f"{leading_dim(obs)} observations; call reset(None) when the number of envs changes")
+        else:
+            core_state = core_state.to(self._device)
+        out = self._model(obs, mode="compute_actor", state=core_state)
+        next_state = out["state"]
+        if carried:
+            setattr(self, f"_{which}_state", next_state)
+        logit = out["logit"]
+        if which == "collect":
+            action = sample_action(self._action_space, logit, self._nvec)
+        else:
+            action = self._greedy(logit)
+        out = {"action": action, "logit": logit, "core_state": core_state}
+        if not carried:  # predict carries the state itself (collection would only move it to the host every step)
+            out["next_core_state"] = next_state
+        return out
+
+    def _reset_collect(self, env_ids: Optional[Sequence[int]] = None) -> None:
+        """Zero the carried recurrent state of ``env_ids`` (None: every env): their next step starts an episode."""
+        self._collect_state = _reset_rows(self._collect_state, env_ids)
+
+    def _reset_eval(self, env_ids: Optional[Sequence[int]] = None) -> None:
+        self._eval_state = _reset_rows(self._eval_state, env_ids)
 
     def _process_transition(self, obs: torch.Tensor, policy_output: Dict[str, Any],
                             timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
@@ -163,6 +215,8 @@ class UnrollPolicy(Policy):
         for the importance ratios."""
         transition = super()._process_transition(obs, policy_output, timestep)
         transition["logit"] = policy_output["logit"]
+        if "core_state" in policy_output:  # a recurrent core: the state this step was taken with
+            transition["core_state"] = policy_output["core_state"]
         return transition
 
     def _get_train_sample(self, segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
@@ -173,6 +227,8 @@ class UnrollPolicy(Policy):
         ``policy.obs_storage`` says (module docstring): 'compact' replaces ``obs``/``next_obs`` by ``obs`` (T+1, ...)
         and ``final_obs`` (1, ...).
         """
+        if "core_state" in segment:  # a recurrent core: the unroll keeps its initial state only, (1, N, 2, H)
+            segment = {**segment, "core_state": segment["core_state"][:1]}
         if self._compact_obs(segment["obs"]):
             segment = compact_observations(segment)
         return tree_map(lambda x: x.transpose(0, 1), segment)
@@ -184,14 +240,28 @@ class UnrollPolicy(Policy):
         return storage == "compact" or (storage == "auto" and any(x.dtype == torch.uint8 for x in tree_leaves(obs)))
 
     @torch.no_grad()
-    def _forward_eval(self, obs: torch.Tensor) -> Dict[str, Any]:
+    def _forward_eval(self, obs: torch.Tensor, core_state: Optional[torch.Tensor] = None) -> Dict[str, Any]:
         """The most likely action (the argmax of the logits, or the Gaussian's mean), (N_env, ...); with probability
-        ``policy.eval.epsilon`` per env a uniformly random discrete action instead."""
+        ``policy.eval.epsilon`` per env a uniformly random discrete action instead. A recurrent core: from the
+        carried state, or from ``core_state`` when given (see :meth:`_act_recurrent`)."""
+        if self._recurrent:
+            return self._act_recurrent(obs, "eval", core_state)
         logit = self._model(self._on_device(obs), mode="compute_actor")["logit"]
+        return {"action": self._greedy(logit), "logit": logit}
+
+    def _greedy(self, logit: Any) -> torch.Tensor:
         action = greedy_action(self._action_space, logit, self._nvec)
         if self._eval_epsilon > 0:
             action = epsilon_greedy(action, self._nvec or [logit.shape[-1]], self._eval_epsilon)
-        return {"action": action, "logit": logit}
+        return action
+
+    def _forward_unroll(self, batch: UnrollBatch, mode: str = "compute_actor_critic") -> Dict[str, Any]:
+        """The learner's one pass of the model over ``batch.model_in``; a recurrent core replays the unrolls from
+        their stored initial states (``data['core_state']``) with resets at episode ends."""
+        if not self._recurrent:
+            return self._model(batch.model_in, mode=mode)
+        return self._model.forward_unroll(batch.model_in, batch.data["core_state"][0], batch.done,
+                                          batch.extra_state_index, mode=mode)
 
     # ---- learn prelude -----------------------------------------------------------------------------------------
     def _unroll_batch(self, data: Dict[str, Any]) -> UnrollBatch:
@@ -224,6 +294,15 @@ class UnrollPolicy(Policy):
             final_index = index(np.where(t == T - 1, T * B + b, T * B + B + slot[b]))
             final_cols = index(np.flatnonzero(has_final))
         boot_index = index(t * B + b)
+        extra = None
+        if self._recurrent:  # the state each row after the steps continues from: x_T's, then the finals'
+            last = (T - 1) * B + np.arange(B)
+            if "next_obs" in data:
+                extra = index(np.concatenate([last, t * B + b]))
+            else:
+                inside = t < T - 1
+                order = np.argsort(b[inside], kind="stable")
+                extra = index(np.concatenate([last, (t[inside] * B + b[inside])[order]]))
         terminated, truncated = data["terminated"], data["truncated"]
         bootstrapped = truncated & ~terminated
         obs = data["obs"]
@@ -231,12 +310,23 @@ class UnrollPolicy(Policy):
         # One forward pass: every obs of the unroll, the obs after the last step, and the true final observations.
         if "next_obs" in data:  # 'full': each step's next_obs
             model_in = tree_cat([flat_obs, tree_map(lambda x: x[-1], data["next_obs"]), finals])
-            return UnrollBatch(data, T, B, terminated | truncated, bootstrapped, flat_obs, model_in, boot_index)
+            return UnrollBatch(data, T, B, terminated | truncated, bootstrapped, flat_obs, model_in, boot_index,
+                               extra_state_index=extra)
         # 'compact': obs holds x_0 .. x_T, final_obs the one final obs of a step t < T-1 truncated inside the unroll
         model_in = tree_cat([flat_obs, tree_map(lambda x: x[T], obs),
                              tree_map(lambda x: x[0].index_select(0, final_cols), data["final_obs"])])
         return UnrollBatch(data, T, B, terminated | truncated, bootstrapped, flat_obs, model_in, boot_index,
-                           final_index)
+                           final_index, extra)
+
+
+def _reset_rows(state: Optional[torch.Tensor], env_ids: Optional[Sequence[int]]) -> Optional[torch.Tensor]:
+    """A carried recurrent state with the rows of ``env_ids`` zeroed (a new tensor); None for ``env_ids=None``."""
+    if state is None or env_ids is None:
+        return None
+    env_ids = list(env_ids)
+    if not env_ids:
+        return state
+    return state.index_fill(0, torch.as_tensor(env_ids, dtype=torch.long, device=state.device), 0.0)
 
 
 def compact_observations(segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:

@@ -51,6 +51,9 @@ def load_checkpoint(path: str, map_location: str = "cpu") -> Dict[str, Any]:
 def checkpoint_meta(policy_type: str, model_cfg: Mapping) -> Dict[str, Any]:
     """What a checkpoint records about the model it holds: the policy type and the compiled ``policy.model``."""
     model = {k: v for k, v in to_plain(model_cfg).items() if k not in _NOT_COMPARED}
+    if model.get("core", "<absent>") is None:  # feed-forward: recorded as before the recurrent core existed
+        model.pop("core")
+        model.pop("core_size", None)
     return {"policy_type": policy_type, "model": model}
 
 

@@ -98,14 +98,17 @@ class SampleCollector(Configurable):
         self._segment.append(self.policy.process_transition(obs, output, timestep))
         self.episodes.step(reward, done)
         self._obs = next_obs
-        if len(self._segment) < self.unroll_len:
-            return None
-        if self.unroll_len == 1:  # a one-step segment: a view with a time dim is enough
-            segment = tree_map(lambda x: x.unsqueeze(0), self._segment[0])
-        else:
-            segment = tree_stack(self._segment)
-        self._segment = []
-        return self.policy.get_train_sample(segment)
+        samples = None
+        if len(self._segment) >= self.unroll_len:
+            if self.unroll_len == 1:  # a one-step segment: a view with a time dim is enough
+                segment = tree_map(lambda x: x.unsqueeze(0), self._segment[0])
+            else:
+                segment = tree_stack(self._segment)
+            self._segment = []
+            samples = self.policy.get_train_sample(segment)
+        if done.any():  # per-env state (a recurrent core) starts afresh in the envs whose episode ended
+            self.policy.reset(np.flatnonzero(done).tolist())
+        return samples
 
     def collect(self, n_sample: int, **policy_kwargs: Any) -> Dict[str, torch.Tensor]:
         """Step until at least ``n_sample`` train samples are ready; returns them batched (leading dim = sample)."""

@@ -94,6 +94,8 @@ class Evaluator(Configurable):
             done = terminated | truncated
             self._finite.step(obs, reward, done, info, envstep, train_iter)
             running += reward
+            if done.any():  # per-env state (a recurrent core) starts afresh in the envs whose episode ended
+                self.policy.reset(np.flatnonzero(done).tolist())
             for i in np.flatnonzero(done):
                 if done_count[i] < self.quota:
                     returns.append(running[i])

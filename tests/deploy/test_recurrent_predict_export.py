@@ -1,0 +1,162 @@
+"""A recurrent policy outside training: checkpoints keep the core, ``ding_lite.load(...).predict`` takes and returns
+the state, and the TorchScript and ONNX exports take ``core_state`` and return ``next_core_state``, matching
+``predict`` step after step (issue 32, item 4)."""
+import os
+import sys
+
+import gymnasium as gym
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+
+import ding_lite
+from ding_lite.config import compile_config
+from ding_lite.entry.agent import Agent, build_acting_policy
+from ding_lite.entry.build import resolve_env_spaces
+from ding_lite.entry.export import export_agent, input_names, output_names, DeployModule
+from ding_lite.envs import EnvSpec
+from ding_lite.utils import UserError
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+BOX4 = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32)
+PIXELS = gym.spaces.Box(0, 255, (1, 36, 36), np.uint8)
+BOUNDS = gym.spaces.Box(np.array([-2.0, 0.0], np.float32), np.array([2.0, 3.0], np.float32))
+SMALL = dict(encoder_hidden_size_list=[16], actor_head_hidden_size=16, critic_head_hidden_size=16, core="lstm",
+             core_size=8)
+CASES = {
+    "impala_discrete": ("impala", BOX4, gym.spaces.Discrete(3), dict(SMALL)),
+    "impala_separate_continuous": ("impala", BOX4, BOUNDS, dict(SMALL, share_encoder=False)),
+    "impala_conv": ("impala", PIXELS, gym.spaces.Discrete(3), dict(actor_head_hidden_size=16, core="lstm",
+                                                                   core_size=8)),
+    "acer_discrete": ("acer", BOX4, gym.spaces.Discrete(3), dict(SMALL)),
+}
+
+
+def make_agent(name):
+    policy_type, obs_space, action_space, model = CASES[name]
+    cfg = compile_config((dict(env=dict(env_id="CartPole-v1"), policy=dict(model=model)),
+                          dict(policy=dict(type=policy_type))))
+    spec = EnvSpec.from_spaces(obs_space, action_space)
+    resolve_env_spaces(cfg, spec)
+    torch.manual_seed(0)
+    agent = Agent.from_policy(build_acting_policy(cfg.policy), spec, cfg)
+    with torch.no_grad():
+        for p in agent.policy.model.parameters():
+            p.mul_(3)
+    return agent, obs_space
+
+
+def sequence(space, steps=6, n=3):
+    space.seed(1)
+    return [np.stack([space.sample() for _ in range(n)]) for _ in range(steps)]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_predict_carries_the_state_like_the_eval_mode(name):
+    agent, space = make_agent(name)
+    assert agent.recurrent and agent.initial_state().shape == agent.state_shape
+    obs_seq = sequence(space)
+    policy = agent.policy
+    policy.eval_mode.reset(None)
+    state = None
+    for obs in obs_seq:  # a batch of 3 envs: predict with an explicit state == the eval mode's carried state
+        action, state = agent.predict(obs, state=state)
+        carried = policy.eval_mode.forward(torch.as_tensor(obs))
+        np.testing.assert_array_equal(action, agent._env_action(carried["action"], False))
+        np.testing.assert_allclose(state, policy._eval_state.numpy(), rtol=0, atol=0)  # what the mode carries now
+    single, s1 = agent.predict(obs_seq[0][1])  # one observation: state (*state_shape)
+    assert s1.shape == agent.state_shape
+    _, again = agent.predict(obs_seq[1][1], state=s1)
+    _, batched = agent.predict(obs_seq[1], state=np.stack([s1] * 3))
+    np.testing.assert_allclose(again, batched[1], rtol=1e-4, atol=1e-5)  # batch-size rounding only
+    with pytest.raises(UserError, match="recurrent state is"):
+        agent.predict(obs_seq[0], state=np.zeros((2, *agent.state_shape), np.float32))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("fmt", ["torchscript", "onnx"])
+def test_export_takes_and_returns_the_state(name, fmt, tmp_path):
+    agent, space = make_agent(name)
+    path = export_agent(agent, fmt, str(tmp_path / f"policy.{fmt}"))
+    module = DeployModule(agent)
+    assert input_names(agent.obs_space) + ["core_state"] == ["obs", "core_state"]
+    assert output_names(module)[-1] == "next_core_state"
+    if fmt == "torchscript":
+        loaded = torch.jit.load(path)
+
+        def run(obs, state):
+            with torch.no_grad():
+                out = loaded(torch.as_tensor(obs), torch.as_tensor(state))
+            return [o.numpy() for o in out]
+    else:
+        session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+
+        def run(obs, state):
+            return session.run(None, {"obs": obs, "core_state": state})
+    state = np.zeros((3, *agent.state_shape), np.float32)
+    pstate = None
+    for obs in sequence(space):
+        action, state = (lambda out: (out[0], out[-1]))(run(obs, state))
+        want, pstate = agent.predict(obs, state=pstate)
+        np.testing.assert_allclose(action, want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(state, pstate, rtol=1e-5, atol=1e-5)
+
+
+def test_feed_forward_predict_refuses_a_state():
+    cfg = compile_config((dict(env=dict(env_id="CartPole-v1")), dict(policy=dict(type="impala"))))
+    spec = EnvSpec.from_spaces(BOX4, gym.spaces.Discrete(2))
+    resolve_env_spaces(cfg, spec)
+    agent = Agent.from_policy(build_acting_policy(cfg.policy), spec, cfg)
+    assert not agent.recurrent and agent.state_shape is None
+    with pytest.raises(UserError, match="feed-forward"):
+        agent.predict(np.zeros(4, np.float32), state=np.zeros((2, 8), np.float32))
+
+
+def test_trained_checkpoint_loads_and_plays_an_episode(in_tmp):
+    """A short serial run with the core: the checkpoint holds the LSTM's weights, load() rebuilds it, and an episode
+    played with predict (state carried, reset by the caller) equals one played by the eval mode."""
+    sys.path.insert(0, os.path.join(REPO, "dizoo_configs"))
+    import cartpole_impala
+
+    from ding_lite.entry import serial_pipeline
+
+    policy = serial_pipeline((cartpole_impala.main_config, cartpole_impala.create_config), seed=0,
+                             max_env_step=600, overrides={"policy.model.core": "lstm", "policy.model.core_size": 16},
+                             exp_name="rec", quiet=True)
+    agent = ding_lite.load("rec_seed0/ckpt/ckpt_last.pth.tar")
+    assert agent.recurrent and agent.state_shape == (4, 16)  # share_encoder=False: the critic's core too
+    for k, v in policy.model.state_dict().items():
+        torch.testing.assert_close(agent.policy.model.state_dict()[k], v)
+    env = gym.make("CartPole-v1")
+    obs, _ = env.reset(seed=5)
+    state, actions = None, []
+    agent.policy.eval_mode.reset(None)
+    for _ in range(50):
+        action, state = agent.predict(obs, state=state)
+        carried = agent.policy.eval_mode.forward(torch.as_tensor(obs[None]))["action"][0]
+        assert int(action) == int(carried)
+        actions.append(int(action))
+        obs, _, term, trunc, _ = env.step(action)
+        if term or trunc:
+            break
+    env.close()
+
+
+def test_checkpoint_meta_of_a_feed_forward_model_is_unchanged_and_a_core_mismatch_is_refused():
+    """Feed-forward checkpoints record the model as before the core existed (older checkpoints still load); an LSTM
+    checkpoint under a feed-forward config (or the reverse) is refused, naming policy.model.core."""
+    from ding_lite.worker.checkpoint import check_checkpoint_fits, checkpoint_meta
+
+    def model_cfg(**core):
+        cfg = compile_config((dict(env=dict(env_id="CartPole-v1"), policy=dict(model=core)),
+                              dict(policy=dict(type="impala"))))
+        return cfg.policy.model
+    feed_forward, lstm = model_cfg(), model_cfg(core="lstm", core_size=8)
+    assert "core" not in checkpoint_meta("impala", feed_forward)["model"]
+    assert checkpoint_meta("impala", lstm)["model"]["core"] == "lstm"
+    check_checkpoint_fits({"meta": checkpoint_meta("impala", feed_forward)}, "impala", feed_forward, "ff.pth.tar")
+    with pytest.raises(UserError, match=r"policy\.model\.core: checkpoint 'lstm'"):
+        check_checkpoint_fits({"meta": checkpoint_meta("impala", lstm)}, "impala", feed_forward, "lstm.pth.tar")
+    with pytest.raises(UserError, match=r"policy\.model\.core: checkpoint '<absent>', config 'lstm'"):
+        check_checkpoint_fits({"meta": checkpoint_meta("impala", feed_forward)}, "impala", lstm, "ff.pth.tar")

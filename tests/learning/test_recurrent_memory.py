@@ -1,0 +1,51 @@
+"""A task that needs memory: CartPole-v1 with the velocities hidden (``ding_lite.envs.masked_cartpole``, positions
+only). At the same budget (60k env steps, dizoo_configs/cartpole_impala.py otherwise unchanged, stop at an evaluation
+mean of 400), IMPALA with an LSTM core (``policy.model.core='lstm'``, 64 units) reaches at least 400 and the
+feed-forward agent stays below 200. Seed 1 for both.
+
+Measured on the 2-core VM with this code (docs/recurrent.md): the LSTM agent's first evaluation of at least 400 came
+after 55.8k, 27.1k, -, 41.5k, 41.5k, 20.0k and 34.3k env steps for seeds 0 to 6 (seed 2: none of its periodic
+evaluations within 80k, its final one at 80k scored 500), so 6 of 7 seeds within this budget; seed 1 is the one
+tested because it gets there with a margin (chaotic trajectories differ from machine to machine). The feed-forward
+agent's best evaluation: 52.8 over 150k steps (seed 0), 52.4 and 50.4 over 40k (seeds 1, 2), 47.4 over 60k
+(seed 1).
+"""
+import json
+import os
+import sys
+
+import pytest
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+BUDGET = 60_000
+SEED = 1
+
+
+def run(core):
+    sys.path.insert(0, os.path.join(REPO, "dizoo_configs"))
+    import cartpole_impala
+
+    from ding_lite.entry import serial_pipeline
+
+    overrides = {"env.wrappers": ["ding_lite.envs.masked_cartpole:HideVelocity"], "env.stop_value": 400,
+                 "policy.model.core": core, "policy.model.core_size": 64}
+    name = f"masked_{core or 'ff'}"
+    with pytest.warns(UserWarning, match="stop_value=400"):  # below CartPole-v1's 475, on purpose
+        serial_pipeline((cartpole_impala.main_config, cartpole_impala.create_config), seed=SEED,
+                        max_env_step=BUDGET, overrides=overrides, exp_name=name, quiet=True)
+    with open(f"{name}_seed{SEED}/result.json") as f:
+        return json.load(f)
+
+
+@pytest.mark.slow
+def test_lstm_impala_solves_cartpole_without_velocities(in_tmp):
+    result = run("lstm")
+    assert result["best_return"] >= 400, result
+    assert result["stop_reason"] == "stop_value" and result["env_step"] <= BUDGET + 2048
+
+
+@pytest.mark.slow
+def test_feed_forward_impala_cannot(in_tmp):
+    result = run(None)
+    assert result["env_step"] >= BUDGET, result  # the whole budget was spent
+    assert result["best_return"] < 200, result
