@@ -95,18 +95,27 @@ def build(cfg: EasyDict, seed: int, model: Optional[torch.nn.Module] = None, col
     return Components(cfg, collector_env, evaluator_env, spec, policy)
 
 
-def build_buffer(cfg: EasyDict, seed: int):
-    """The learner's replay buffer; with ``policy.cuda`` its sampled batches are pinned (page-locked), so that their
-    copy to the GPU is asynchronous. A CPU-only run pins nothing (and a user buffer need not know the option)."""
+def buffer_class(cfg: EasyDict) -> type:
+    """The replay buffer class a run builds: ``policy.other.replay_buffer.type``'s, or with ``policy.priority`` the
+    columnar buffer with priorities (data/prioritized.py)."""
     buffer_cfg = cfg.policy.other.replay_buffer
-    pin = {"pin_memory": True} if cfg.policy.cuda else {}
-    if cfg.policy.get("priority"):  # prioritised replay: the columnar buffer with priorities (data/prioritized.py)
+    if cfg.policy.get("priority"):
         from ding_lite.data.prioritized import PrioritizedReplayBuffer
         if buffer_cfg.type != "columnar":
             raise ConfigError(f"policy.priority=True needs policy.other.replay_buffer.type='columnar' (the buffer "
                               f"with priorities), got {buffer_cfg.type!r}; remove the type or set priority=False")
-        return PrioritizedReplayBuffer(buffer_cfg, seed=seed, IS_weight=cfg.policy.priority_IS_weight, **pin)
-    return BUFFER_REGISTRY.get(buffer_cfg.type)(buffer_cfg, seed=seed, **pin)
+        return PrioritizedReplayBuffer
+    return BUFFER_REGISTRY.get(buffer_cfg.type)
+
+
+def build_buffer(cfg: EasyDict, seed: int):
+    """The learner's replay buffer; with ``policy.cuda`` its sampled batches are pinned (page-locked), so that their
+    copy to the GPU is asynchronous. A CPU-only run pins nothing (and a user buffer need not know the option)."""
+    pin = {"pin_memory": True} if cfg.policy.cuda else {}
+    cls = buffer_class(cfg)
+    if cfg.policy.get("priority"):
+        pin["IS_weight"] = cfg.policy.priority_IS_weight
+    return cls(cfg.policy.other.replay_buffer, seed=seed, **pin)
 
 
 def compile_input(input_cfg: ConfigInput, seed: Optional[int], overrides=None, exp_name: Optional[str] = None) -> EasyDict:

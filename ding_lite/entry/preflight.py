@@ -14,7 +14,7 @@ import copy
 import math
 import os
 import warnings
-from typing import Any, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import gymnasium as gym
 import numpy as np
@@ -27,9 +27,9 @@ from ding_lite.envs import EnvSpec
 from ding_lite.envs.obs_space import obs_to_tensor
 from ding_lite.policy.base_policy import check_cuda
 from ding_lite.torch_utils import tree_map, tree_stack
-from ding_lite.utils import BUFFER_REGISTRY, POLICY_REGISTRY, UserError
+from ding_lite.utils import POLICY_REGISTRY, UserError
 
-from .build import probe_env
+from .build import buffer_class, probe_env
 from .training_loop import warm_up_steps
 
 # The replay buffer may take at most this share of the available memory (the run needs the rest: the model, its
@@ -203,7 +203,7 @@ def check_buffer_memory(cfg: EasyDict, observation_space: gym.Space, model: Opti
     ``MEMORY_REFUSE_SHARE`` of it, a warning above ``MEMORY_WARN_SHARE``; both name the key, the bytes, the memory
     and the size that fits. Returns the estimate."""
     buffer_cfg = cfg.policy.other.replay_buffer
-    nbytes_for = getattr(BUFFER_REGISTRY.get(buffer_cfg.type), "nbytes_for", None)
+    nbytes_for = getattr(buffer_class(cfg), "nbytes_for", None)
     if nbytes_for is None:
         return None
     layout = train_sample_layout(cfg, observation_space, model)

@@ -57,11 +57,21 @@ def checkpoint_meta(policy_type: str, model_cfg: Mapping) -> Dict[str, Any]:
     return {"policy_type": policy_type, "model": model}
 
 
+class _NotRecorded:
+    """A model key one side does not record (a key newer than the checkpoint, or a feed-forward model's ``core``)."""
+
+    def __repr__(self) -> str:
+        return "not set"
+
+
+NOT_RECORDED = _NotRecorded()
+
+
 def _diff(saved: Any, current: Any, prefix: str) -> List[str]:
     if isinstance(saved, dict) and isinstance(current, dict):
         out = []
         for key in sorted(set(saved) | set(current), key=str):
-            out += _diff(saved.get(key, "<absent>"), current.get(key, "<absent>"), f"{prefix}.{key}")
+            out += _diff(saved.get(key, NOT_RECORDED), current.get(key, NOT_RECORDED), f"{prefix}.{key}")
         return out
     if isinstance(saved, (list, tuple)) and isinstance(current, (list, tuple)):
         saved, current = list(saved), list(current)
@@ -81,7 +91,10 @@ def check_checkpoint_fits(state: Mapping[str, Any], policy_type: str, model_cfg:
     problems = []
     if meta.get("policy_type") != policy_type:
         problems.append(f"policy.type: checkpoint {meta.get('policy_type')!r}, config {policy_type!r}")
-    problems += _diff(meta.get("model", {}), current["model"], "policy.model")
+    saved_model, current_model = dict(meta.get("model", {})), dict(current["model"])
+    for model in (saved_model, current_model):  # a feed-forward model records no core (checkpoint_meta): None
+        model.setdefault("core", None)
+    problems += _diff(saved_model, current_model, "policy.model")
     if problems:
         raise UserError(f"cannot {action} checkpoint '{path}': it was saved with another model than this config "
                         f"builds ({'; '.join(problems)}). Use the config the checkpoint was trained with (its run's "

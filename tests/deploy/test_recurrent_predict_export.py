@@ -156,7 +156,8 @@ def test_checkpoint_meta_of_a_feed_forward_model_is_unchanged_and_a_core_mismatc
     assert "core" not in checkpoint_meta("impala", feed_forward)["model"]
     assert checkpoint_meta("impala", lstm)["model"]["core"] == "lstm"
     check_checkpoint_fits({"meta": checkpoint_meta("impala", feed_forward)}, "impala", feed_forward, "ff.pth.tar")
-    with pytest.raises(UserError, match=r"policy\.model\.core: checkpoint 'lstm'"):
+    with pytest.raises(UserError, match=r"policy\.model\.core: checkpoint 'lstm', config None"):
         check_checkpoint_fits({"meta": checkpoint_meta("impala", lstm)}, "impala", feed_forward, "lstm.pth.tar")
-    with pytest.raises(UserError, match=r"policy\.model\.core: checkpoint '<absent>', config 'lstm'"):
+    with pytest.raises(UserError, match=r"policy\.model\.core: checkpoint None, config 'lstm'; "
+                                        r"policy\.model\.core_size: checkpoint not set, config 8"):
         check_checkpoint_fits({"meta": checkpoint_meta("impala", feed_forward)}, "impala", lstm, "ff.pth.tar")

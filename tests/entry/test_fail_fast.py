@@ -86,6 +86,8 @@ CASES = [  # (config, overrides): full and compact obs storage, unrolls and tran
     (ACER, {}),
     (CARTPOLE_SAC, {}),
     (PENDULUM_SAC, {}),
+    (PENDULUM_SAC, {"policy.priority": True, "policy.priority_IS_weight": True}),  # the sum tree counts too
+    (PENDULUM_SAC, {"policy.nstep": 3}),  # n-step samples carry their discount
     (PONG, {}),  # 'auto' = compact for uint8 frames
     (PONG, {"policy.obs_storage": "full"}),
 ]
