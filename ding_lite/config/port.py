@@ -247,6 +247,21 @@ def _port_value(port: Port, section: Section, entry: Entry, path: Tuple[str, ...
         _remove(port, section, entry, dotted, reason)
 
 
+PRIORITY_FLAGS = ("policy.priority", "policy.priority_IS_weight")
+
+
+def _priority_refusal(policy_type: str) -> Optional[str]:
+    """Why ``policy_type`` takes no prioritised replay (its ``priority_refusal``), or None when it supports it (or
+    is not registered: compiling the port says so)."""
+    if policy_type not in POLICY_REGISTRY:
+        return None
+    cls = POLICY_REGISTRY.get(policy_type)
+    if getattr(cls, "supports_priority", True):
+        return None
+    reason = getattr(cls, "priority_refusal", "") or "its learn step returns no per-sample priorities"
+    return f"policy '{policy_type}' takes no prioritised replay in ding_lite ({reason}); it samples uniformly"
+
+
 def _walk(port: Port, section: Section, level: Mapping, path: Tuple[str, ...], root: Mapping, free_form: set,
           policy_type: str, facts: dict) -> None:
     for entry in list(section.entries):
@@ -256,6 +271,8 @@ def _walk(port: Port, section: Section, level: Mapping, path: Tuple[str, ...], r
         dotted = ".".join(sub)
         if key in compat.IGNORED_KEYS:
             section.entries.remove(entry)
+        elif dotted in PRIORITY_FLAGS and entry.value is True and _priority_refusal(policy_type):
+            _remove(port, section, entry, dotted, _priority_refusal(policy_type))
         elif key in level:
             if dotted in free_form or not isinstance(entry.value, Section) or not isinstance(level[key], Mapping):
                 _port_value(port, section, entry, sub, facts)

@@ -31,8 +31,27 @@ def test_priority_keys_carry_over(policy, buffer_keys):
         assert f"moved policy.other.replay_buffer.{key} -> policy.other.replay_buffer.priority_" in text
 
 
-def test_impala_with_priority_is_refused_with_the_reason():
-    main = dict(env=dict(env_id="CartPole-v1"), policy=dict(priority=True))
+def test_impala_with_priority_is_ported_to_uniform_replay_with_the_reason():
+    """IMPALA takes no prioritised replay (V-trace): the port removes DI-engine's flags, says why, and compiles."""
+    main = dict(env=dict(env_id="CartPole-v1"), policy=dict(priority=True, priority_IS_weight=True))
     port = port_config(main, dict(policy=dict(type="impala")))
+    cfg = compile_config(port.main.to_plain(), port.create.to_plain())
+    assert cfg.policy.priority is False and cfg.policy.priority_IS_weight is False
+    text = comments(render(port, "in.py", "out.py"))
+    for key in ("policy.priority", "policy.priority_IS_weight"):
+        assert f"removed {key}=True: policy 'impala' takes no prioritised replay" in text, text
+    assert "V-trace" in text
+
+
+def test_impala_without_priority_is_left_alone():
+    main = dict(env=dict(env_id="CartPole-v1"), policy=dict(priority=False))
+    port = port_config(main, dict(policy=dict(type="impala")))
+    assert "priority" not in comments(render(port, "in.py", "out.py"))
+    assert compile_config(port.main.to_plain(), port.create.to_plain()).policy.priority is False
+
+
+def test_an_impala_config_compiled_with_priority_still_refuses_it():
+    """Outside the port, the config compiler keeps refusing it, with the reason."""
+    main = dict(env=dict(env_id="CartPole-v1"), policy=dict(priority=True))
     with pytest.raises(ConfigError, match="V-trace"):
-        compile_config(port.main.to_plain(), port.create.to_plain())
+        compile_config(main, dict(policy=dict(type="impala")))
