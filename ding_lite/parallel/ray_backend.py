@@ -45,6 +45,13 @@ def _node_id() -> str:
     return ray.get_runtime_context().get_node_id()
 
 
+def _state_of(weights: list) -> State:
+    """The state dict a call carries: ``[arrays]`` inline, or ``[ObjectRef]`` of them (fetched here)."""
+    import ray
+    arrays = weights[0] if isinstance(weights[0], dict) else ray.get(weights[0])
+    return from_numpy(arrays)
+
+
 class RayCollector:
     """A collector actor: ``setup`` builds its policy and envs; each ``collect`` call returns one segment."""
 
@@ -55,15 +62,13 @@ class RayCollector:
         return _node_id()
 
     def collect(self, version: int, weights: list) -> Dict[str, Any]:
-        """One segment acted with weight ``version`` (``weights``: ``[ObjectRef]`` of its state dict)."""
-        import ray
-
+        """One segment acted with weight ``version`` (``weights``: see ``RayBackend._weights_ref``)."""
         t0 = time.perf_counter()
         fetch_s = 0.0
         if version != self.role.version:
-            state = weights[0] if isinstance(weights[0], dict) else ray.get(weights[0])
+            state = _state_of(weights)
             fetch_s = time.perf_counter() - t0
-            self.role.load(version, from_numpy(state))
+            self.role.load(version, state)
         sync_s = time.perf_counter() - t0
         message = self.role.segment(wait_s=t0 - self._idle_since)
         message["timing"]["sync_s"] = sync_s
@@ -83,9 +88,7 @@ class RayEvaluator:
         return _node_id()
 
     def evaluate(self, train_iter: int, weights: list) -> Dict[str, Any]:
-        import ray
-        state = weights[0] if isinstance(weights[0], dict) else ray.get(weights[0])
-        return self.role.evaluate(train_iter, from_numpy(state))
+        return self.role.evaluate(train_iter, _state_of(weights))
 
     def close(self) -> None:
         self.role.close()
