@@ -10,9 +10,15 @@ A two-level sum tree: slots are grouped in blocks of K=128. Kept up to date by e
   is two ``searchsorted`` calls: one over the cumulative block sums (B fractions of the total -> B blocks and a
   remainder u inside each), one over ``keys`` for ``block * scale + u``.
 
-Measured (benchmarks/per_buffer.py, 1e6 slots, B=256): a binary tree walked level by level for all B at once takes
-20 levels of ~5 NumPy calls (~100 us); a 16-ary tree with per-level (B, 16) gathers ~55 us; this layout ~30 us. An
-update recomputes the prefix sums of the touched blocks (B x K values, ``torch.cumsum``): ~70 us.
+Measured (1e6 slots, B=256): a binary tree walked level by level for all B at once takes 20 levels of ~5 NumPy calls
+(~100 us); a 16-ary tree with per-level (B, 16) gathers ~55 us; this layout ~30 us when the same fractions are searched
+again and again, but ~95 us for fresh random fractions, as in sampling (``find`` is most of ``sample``'s cost; see
+docs/benchmarks.md#replay-buffer). The difference is the CPU's branch prediction: NumPy's binary search takes one
+data-dependent branch per probe, and fresh queries mispredict about half of them: the search over the 7,813 block sums
+takes ~25 us and the one over the 1e6 keys ~45 us. Reading the 256 selected blocks' rows and searching each (torch's
+batched ``searchsorted``), or counting ``row <= u`` branch-free, measured no faster (~85-105 us), nor did a
+branch-free walk of an F-ary tree of prefix sums (109-161 us for F = 8 to 100). An update recomputes
+the prefix sums of the touched blocks (B x K values, ``torch.cumsum``): ~70 us.
 
 Exactness: an empty slot's key equals its successor's (adding 0 changes no float), and the search returns the *last*
 slot whose key is <= the query, so an empty slot is never found; the one rounding case left (a query just at the end
