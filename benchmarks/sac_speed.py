@@ -1,4 +1,4 @@
-"""ding_lite's SAC vs Stable-Baselines3's SAC: env steps per second at one gradient step per env step.
+"""ding_lite's SAC vs Stable-Baselines3's and SBX's: env steps per second at one gradient step per env step.
 
 On Pendulum-v1 (default) or --env HalfCheetah-v5 (MuJoCo: pip install "gymnasium[mujoco]"). Same run, same machine,
 same networks (actor and critics [H, H], 2 critics), batch size, learning rates and warm-up; no evaluation inside the
@@ -9,20 +9,28 @@ matmuls where the CPU has them; SB3 as in "defaults", in true float32). The rate
 of two runs of different lengths, (N2 - N1) / (t2 - t1), so start-up, warm-up and the final checkpoint cancel out.
 It is reported for wall time and for this process's CPU time (with one torch thread, the CPU-time rate is what an
 idle machine would show; the wall-time rate drops when other processes compete for the cores).
-Needs the extra `bench` (stable-baselines3). Writes benchmarks/results/sac_speed[_<env>][_<hidden>].json.
+SBX (Stable-Baselines3 in JAX, ``sbx-rl``) runs the same settings, each run in a child process of its own (JAX's
+thread pool is set by XLA_FLAGS before JAX starts: all cores in "defaults", one in "equal threads", where the child
+is also pinned to one CPU; float32 in every row). Each SBX child also times SBX's update on its own after training (``model.train`` of one gradient step,
+replay sampling included, with ``block_until_ready``) and its acting (``model.predict`` on one observation): the
+per-update figures to put beside benchmarks/sac_update_profile.py's.
+Needs the extra `bench` (stable-baselines3, sbx-rl). Writes benchmarks/results/sac_speed[_<env>][_<hidden>].json.
 
     python benchmarks/sac_speed.py [--env Pendulum-v1] [--hidden 64] [--batch 256] [--steps 1500 4500] [--threads 1]
-                                   [--rows defaults equal_threads medium_matmuls] [--output FILE]
+                                   [--rows defaults equal_threads medium_matmuls] [--no-sbx] [--output FILE]
 """
 import argparse
 import json
 import os
 import platform
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
 
 import torch
+from importlib.metadata import version as _version
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -70,6 +78,57 @@ def sb3_run(steps: int, args: argparse.Namespace, threads: int) -> float:
     return elapsed
 
 
+def sbx_child(steps: int, args: argparse.Namespace) -> None:
+    """In a child process (``--sbx-child``): SBX's run of ``steps`` env steps, then its update and acting timed on
+    their own; prints one JSON line. With ``--sbx-pin N`` the process is pinned to N CPUs first: XLA's thread flags
+    alone leave JAX's runtime threads beside the Python thread (1.7 CPUs busy under "one thread", measured)."""
+    if args.sbx_pin:
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:args.sbx_pin])
+    import gymnasium as gym
+    import jax
+    import numpy as np
+    from sbx import SAC
+    env = gym.make(args.env)
+    start, cpu = time.perf_counter(), time.process_time()
+    model = SAC("MlpPolicy", env, learning_rate=1e-3, buffer_size=100_000, learning_starts=args.warmup,
+                batch_size=args.batch, tau=0.005, gamma=0.99, train_freq=1, gradient_steps=1, seed=0,
+                policy_kwargs=dict(net_arch=[args.hidden, args.hidden], n_critics=2), verbose=0)
+    model.learn(total_timesteps=steps)
+    out = {"wall_s": time.perf_counter() - start, "cpu_s": time.process_time() - cpu}
+    updates, acts = [], []
+    obs, _ = env.reset(seed=0)
+    for _ in range(args.sbx_timed):
+        t0 = time.perf_counter()
+        model.train(gradient_steps=1, batch_size=args.batch)
+        jax.block_until_ready(model.policy.actor_state.params)
+        t1 = time.perf_counter()
+        np.asarray(model.predict(obs, deterministic=False)[0])
+        acts.append(time.perf_counter() - t1)
+        updates.append(t1 - t0)
+    out.update(update_ms=1e3 * statistics.median(updates), act_ms=1e3 * statistics.median(acts),
+               jax=jax.__version__)
+    env.close()
+    print("SBX_RESULT " + json.dumps(out), flush=True)
+
+
+def sbx_run(steps: int, args: argparse.Namespace, threads: int, timings: list) -> tuple:
+    """SBX in a child process; ``threads`` None: JAX's default thread pool (one thread per core)."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    if threads is not None:
+        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false "
+                            f"intra_op_parallelism_threads={threads}").strip()
+    cmd = [sys.executable, os.path.abspath(__file__), "--sbx-child", str(steps), "--env", args.env, "--hidden",
+           str(args.hidden), "--batch", str(args.batch), "--warmup", str(args.warmup), "--sbx-timed",
+           str(args.sbx_timed)] + (["--sbx-pin", str(threads)] if threads is not None else [])
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("SBX_RESULT ")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"SBX child failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    out = json.loads(lines[-1].split(" ", 1)[1])
+    timings.append(out)
+    return out["wall_s"], out["cpu_s"]
+
+
 def rate(run, n1: int, n2: int) -> dict:
     (t1, c1), (t2, c2) = run(n1), run(n2)
     return {"short_steps": n1, "short_s": round(t1, 3), "long_steps": n2, "long_s": round(t2, 3),
@@ -77,8 +136,9 @@ def rate(run, n1: int, n2: int) -> dict:
             "env_steps_per_cpu_s": round((n2 - n1) / (c2 - c1), 1)}
 
 
-def compare(args: argparse.Namespace, ding_threads, sb3_threads: int, precision: str = "highest") -> dict:
-    """Both libraries' rates (and their ratio) with the given thread settings."""
+def compare(args: argparse.Namespace, ding_threads, sb3_threads: int, precision: str = "highest",
+            sbx_threads=None) -> dict:
+    """The libraries' rates (and ding_lite's ratios to them) with the given thread settings."""
     n1, n2 = args.steps
     row = {}
     with tempfile.TemporaryDirectory() as workdir:
@@ -94,14 +154,24 @@ def compare(args: argparse.Namespace, ding_threads, sb3_threads: int, precision:
                                             / row["stable_baselines3"]["env_steps_per_s"], 2)
     row["cpu_ratio_ding_lite_over_sb3"] = round(row["ding_lite"]["env_steps_per_cpu_s"]
                                                 / row["stable_baselines3"]["env_steps_per_cpu_s"], 2)
+    if args.sbx:
+        timings: list = []
+        row["sbx"] = rate(lambda n: sbx_run(n, args, sbx_threads, timings), n1, n2)
+        row["sbx"].update(threads=sbx_threads or os.cpu_count(), jax=timings[-1]["jax"],
+                          update_ms=round(statistics.median(t["update_ms"] for t in timings), 3),
+                          act_ms=round(statistics.median(t["act_ms"] for t in timings), 3))
+        row["ratio_ding_lite_over_sbx"] = round(row["ding_lite"]["env_steps_per_s"]
+                                                / row["sbx"]["env_steps_per_s"], 2)
+        row["cpu_ratio_ding_lite_over_sbx"] = round(row["ding_lite"]["env_steps_per_cpu_s"]
+                                                    / row["sbx"]["env_steps_per_cpu_s"], 2)
     print(row, flush=True)
     return row
 
 
-# row -> (ding_lite's torch_threads, SB3's threads, ding_lite's matmul_precision)
-ROWS = {"defaults": lambda args: ("auto", TORCH_DEFAULT_THREADS, "highest"),
-        "equal_threads": lambda args: (args.threads, args.threads, "highest"),
-        "medium_matmuls": lambda args: ("auto", TORCH_DEFAULT_THREADS, "medium")}
+# row -> (ding_lite's torch_threads, SB3's threads, ding_lite's matmul_precision, SBX's threads: None = JAX's default)
+ROWS = {"defaults": lambda args: ("auto", TORCH_DEFAULT_THREADS, "highest", None),
+        "equal_threads": lambda args: (args.threads, args.threads, "highest", args.threads),
+        "medium_matmuls": lambda args: ("auto", TORCH_DEFAULT_THREADS, "medium", None)}
 
 
 def main() -> None:
@@ -113,28 +183,44 @@ def main() -> None:
     parser.add_argument("--steps", type=int, nargs=2, default=[1500, 4500])
     parser.add_argument("--threads", type=int, default=1, help="the thread count of the 'equal threads' row")
     parser.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS))
+    parser.add_argument("--no-sbx", dest="sbx", action="store_false", help="leave SBX out")
+    parser.add_argument("--sbx-timed", type=int, default=200, help="SBX updates timed on their own after each run")
+    parser.add_argument("--sbx-child", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--sbx-pin", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--output", default=None)
     args = parser.parse_args()
+    if args.sbx_child is not None:
+        sbx_child(args.sbx_child, args)
+        return
     if args.output is None:
         name = "sac_speed" + ("" if args.env == "Pendulum-v1" else "_" + args.env.split("-")[0].lower())
         name += "" if args.hidden == 64 else f"_{args.hidden}"
         args.output = os.path.join(ROOT, "benchmarks", "results", f"{name}.json")
     rows = {}
     for row in args.rows:
-        ding_threads, sb3_threads, precision = ROWS[row](args)
-        rows[row] = compare(args, ding_threads, sb3_threads, precision)
+        ding_threads, sb3_threads, precision, sbx_threads = ROWS[row](args)
+        rows[row] = compare(args, ding_threads, sb3_threads, precision, sbx_threads)
     import stable_baselines3
     out = {"settings": vars(args), "rows": rows, "loadavg_1min_after": os.getloadavg()[0],
            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__,
                        "torch_default_threads": TORCH_DEFAULT_THREADS,
-                       "stable_baselines3": stable_baselines3.__version__}, "date": time.strftime("%Y-%m-%d")}
+                       "stable_baselines3": stable_baselines3.__version__,
+                       "sbx": _version("sbx-rl") if args.sbx else None}, "date": time.strftime("%Y-%m-%d")}
     print(f"\n{args.env}, SAC, 1 update per env step, [{args.hidden}, {args.hidden}] nets, batch {args.batch}; "
           f"env steps/s (threads):")
-    print(f"{'':16}{'ding_lite':>16}{'SB3':>16}{'ratio (wall)':>14}{'ratio (CPU)':>13}")
+    print(f"{'':16}{'ding_lite':>16}{'SB3':>16}{'SBX':>16}{'/SB3 (wall)':>13}{'/SB3 (CPU)':>12}{'/SBX (wall)':>13}"
+          f"{'/SBX (CPU)':>12}")
     for name, row in rows.items():
-        d, s = row["ding_lite"], row["stable_baselines3"]
+        d, s, x = row["ding_lite"], row["stable_baselines3"], row.get("sbx")
+        sbx_cols = (f"{x['env_steps_per_s']:11.1f} ({x['threads']})" if x else f"{'-':>16}")
+        sbx_ratios = (f"{row['ratio_ding_lite_over_sbx']:12.2f}x{row['cpu_ratio_ding_lite_over_sbx']:11.2f}x"
+                      if x else "")
         print(f"  {name:14}{d['env_steps_per_s']:11.1f} ({d['threads']}){s['env_steps_per_s']:11.1f} ({s['threads']})"
-              f"{row['ratio_ding_lite_over_sb3']:13.2f}x{row['cpu_ratio_ding_lite_over_sb3']:12.2f}x")
+              f"{sbx_cols}{row['ratio_ding_lite_over_sb3']:12.2f}x{row['cpu_ratio_ding_lite_over_sb3']:11.2f}x"
+              f"{sbx_ratios}")
+    if any("sbx" in row for row in rows.values()):
+        print("  SBX on its own, ms: " + ", ".join(f"{name}: update {row['sbx']['update_ms']}, act "
+                                                    f"{row['sbx']['act_ms']}" for name, row in rows.items()))
     print(f"  (load average {os.getloadavg()[0]:.2f})")
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     with open(args.output, "w") as f:
