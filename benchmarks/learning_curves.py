@@ -7,6 +7,11 @@ themselves go to runs/learning_curves/ (ignored by git).
 
     python benchmarks/learning_curves.py [--only cartpole_impala] [--seeds 0 1 2]
 
+halfcheetah_sac and halfcheetah_sac_per (dizoo_configs/halfcheetah_sac.py with uniform and prioritised replay) measure
+what prioritised replay does there; run them as two processes side by side (``--only halfcheetah_sac`` and ``--only
+halfcheetah_sac_per``); afterwards ``ding_lite plot runs/learning_curves/halfcheetah_sac
+runs/learning_curves/halfcheetah_sac_per -o docs/images/halfcheetah_sac_per_compare.png`` draws them together.
+
 hopper_sac and hopper_sac_normalize_obs (dizoo_configs/hopper_sac.py without and with ``env.normalize_obs``; needs
 ``pip install "gymnasium[mujoco]"``) measure what observation normalisation does (docs/custom_env.md); afterwards
 ``ding_lite plot runs/learning_curves/hopper_sac runs/learning_curves/hopper_sac_normalize_obs -o
@@ -27,6 +32,12 @@ CURVES = {
     "pendulum_sac": ("pendulum_sac.py", 6_000, -200, []),
     "hopper_sac": ("hopper_sac.py", 60_000, 1000, ["--set", "env.normalize_obs=False"]),
     "hopper_sac_normalize_obs": ("hopper_sac.py", 60_000, 1000, []),
+    # Prioritised replay against uniform on HalfCheetah (docs/sac.md#prioritised-replay); one torch thread each, so
+    # that the two can run side by side on two cores.
+    "halfcheetah_sac": ("halfcheetah_sac.py", 60_000, 3000, ["--set", "torch_threads=1"]),
+    "halfcheetah_sac_per": ("halfcheetah_sac.py", 60_000, 3000, ["--set", "torch_threads=1", "--set",
+                                                                 "policy.priority=True", "--set",
+                                                                 "policy.priority_IS_weight=True"]),
 }
 
 
