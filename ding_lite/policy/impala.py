@@ -1,7 +1,8 @@
 """IMPALA (Espeholt et al. 2018): an actor-critic trained off-policy on unrolls with V-trace corrections.
 
 Collection, train samples and the episode-end convention are those of every unroll policy
-(:mod:`ding_lite.policy.unroll_policy`); this module has the V-trace loss.
+(:mod:`ding_lite.policy.unroll_policy`); this module has the V-trace loss and, with ``learn.kl_weight``, a penalty on
+the KL divergence from the behaviour policy.
 """
 from typing import Any, Dict, List, Tuple
 
@@ -9,7 +10,7 @@ import torch
 from easydict import EasyDict
 
 from ding_lite.rl_utils import from_importance_weights
-from ding_lite.torch_utils import GradClipper, make_dist, make_optimizer, tree_map
+from ding_lite.torch_utils import GradClipper, kl, make_dist, make_optimizer, tree_map
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
 from .checks import check_optimizer, check_positive
@@ -52,6 +53,11 @@ class IMPALAPolicy(UnrollPolicy):
             clip_value=0.5,
             # (str) Optimiser: 'adam' or 'rmsprop'.
             optim="adam",
+            # (float) Weight of a penalty on the mean KL(mu || pi) per step, mu the behaviour policy that collected
+            # the unroll (its logits travel with it) and pi the policy being trained: a soft trust region that keeps
+            # the updates on replayed unrolls from moving pi far from the policies that produced them. 0: off (the
+            # IMPALA paper's loss). Measured in docs/benchmarks.md#cartpole-past-475-do-the-shipped-configs-stay-solved.
+            kl_weight=0.0,
         ),
         collect=dict(n_sample=16),
         other=dict(
@@ -68,6 +74,9 @@ class IMPALAPolicy(UnrollPolicy):
                        f"{path}.learn")
         if not 0 <= learn.lambda_ <= 1:
             raise ConfigError(f"{path}.learn.lambda_={learn.lambda_}: must be in [0, 1]")
+        if isinstance(learn.kl_weight, bool) or not isinstance(learn.kl_weight, (int, float)) or \
+                not 0 <= learn.kl_weight < float("inf"):
+            raise ConfigError(f"{path}.learn.kl_weight={learn.kl_weight!r}: must be a number >= 0 (0: no KL penalty)")
 
     def default_model(self) -> Tuple[str, List[str]]:
         return "vac", ["ding_lite.model.vac"]
@@ -107,6 +116,10 @@ class IMPALAPolicy(UnrollPolicy):
         value_loss = (values - vtrace.vs).pow(2).mean()
         entropy = target_dist.entropy().mean()
         total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
+        kl_behaviour = None
+        if learn.kl_weight:  # KL(mu || pi), the behaviour policy's logits being data (no gradient)
+            kl_behaviour = kl(behaviour_dist, target_dist).mean()
+            total_loss = total_loss + learn.kl_weight * kl_behaviour
         self._optimizer.zero_grad(set_to_none=True)
         total_loss.backward()
         grad_norm = self._grad_clip(self._params)
@@ -119,7 +132,10 @@ class IMPALAPolicy(UnrollPolicy):
             "entropy_loss": entropy.detach(),
             "rho_mean": log_rhos.exp().mean(),
             "grad_norm": grad_norm,
+            **({} if kl_behaviour is None else {"kl_behaviour": kl_behaviour.detach()}),
         }
 
     def _monitor_vars_learn(self) -> List[str]:
-        return super()._monitor_vars_learn() + ["policy_loss", "value_loss", "entropy_loss", "rho_mean", "grad_norm"]
+        kl = ["kl_behaviour"] if self._cfg.learn.kl_weight else []
+        return super()._monitor_vars_learn() + ["policy_loss", "value_loss", "entropy_loss", "rho_mean", "grad_norm",
+                                                *kl]

@@ -183,16 +183,19 @@ def test_resume_removes_the_temporary_files_of_writes_a_kill_interrupted(cli, fi
 
 
 def test_resume_after_a_kill_drops_later_eval_rows(cli, finished_run):
-    """As after a SIGKILL: ckpt_last is older than the last evaluations (rolled back to an early periodic checkpoint).
-    --resume takes the most advanced checkpoint (here ckpt_best); eval.csv keeps the rows it had counted, in order, and
-    the later ones, which the resumed run repeats, move to eval_discarded.csv."""
+    """As after a SIGKILL: ckpt_last and ckpt_best are older than the last evaluations (rolled back to early periodic
+    checkpoints: the best evaluation was not the last one). --resume takes the most advanced checkpoint (here
+    ckpt_best); eval.csv keeps the rows it had counted, in order, and the later ones, which the resumed run repeats,
+    move to eval_discarded.csv. (The rollback does not depend on how the run learned: a run whose returns only rose
+    has its best evaluation last.)"""
     ckpt = finished_run / "ckpt"
     _, rows_before = read_eval_csv(finished_run)
-    early = load_ckpt(ckpt / "iteration_15.pth.tar")
+    early, middle = load_ckpt(ckpt / "iteration_15.pth.tar"), load_ckpt(ckpt / "iteration_35.pth.tar")
     for name in os.listdir(ckpt):
-        if name.startswith("iteration_") or name == "ckpt_last.pth.tar":
+        if name.startswith("iteration_") or name in ("ckpt_last.pth.tar", "ckpt_best.pth.tar"):
             os.remove(ckpt / name)
     torch.save(early, ckpt / "ckpt_last.pth.tar")
+    torch.save(middle, ckpt / "ckpt_best.pth.tar")
     chosen = max((load_ckpt(ckpt / n)["counters"]["train_iter"], n) for n in os.listdir(ckpt))
     counters = load_ckpt(ckpt / chosen[1])["counters"]
     keep = [r for r in rows_before if int(r["train_iter"]) <= counters["last_eval_iter"]]

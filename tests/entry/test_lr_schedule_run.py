@@ -10,7 +10,7 @@ from ding_lite.torch_utils.lr_schedule import lr_multiplier
 from entry_helpers import CARTPOLE, SMALL_DICT, load_ckpt, read_result
 from test_training_loop import ScriptedTransport, arrival, train, unrolls  # noqa: F401  (unrolls: a fixture)
 
-BASE_LR = 0.0002  # cartpole_impala.py
+BASE_LR = read_config_file(CARTPOLE)[0]["policy"]["learn"]["learning_rate"]  # the config's rate, whatever it is
 
 
 def test_the_loop_sets_each_update_rate_from_the_env_steps_arrived_so_far(tmp_path, unrolls, monkeypatch):  # noqa: F811

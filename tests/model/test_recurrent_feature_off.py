@@ -82,10 +82,13 @@ def run_digests() -> dict:
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, module in (("impala", cartpole_impala), ("acer", cartpole_acer)):
+            # IMPALA with the config's values of when the digests were pinned (before kl_weight existed): the
+            # question is whether the code changed the run, not the config.
+            pinned = {"policy.learn.learning_rate": 0.0002, "policy.learn.kl_weight": 0.0} if name == "impala" else {}
             policy = serial_pipeline((module.main_config, module.create_config), seed=3, max_env_step=400,
                                      overrides={"env.collector_env_num": 2, "env.evaluator_env_num": 1,
                                                 "env.n_evaluator_episode": 1, "policy.collect.n_sample": 4,
-                                                "policy.learn.batch_size": 4, "policy.unroll_len": 8},
+                                                "policy.learn.batch_size": 4, "policy.unroll_len": 8, **pinned},
                                      exp_name=os.path.join(tmp, name), quiet=True)
             out[f"run_{name}"] = _digest(policy.model.state_dict().items())
     return out

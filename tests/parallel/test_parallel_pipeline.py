@@ -20,8 +20,8 @@ def parallel_run(tmp_path_factory):
     base = tmp_path_factory.mktemp("parallel")
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(base)
-        res = Cli().train(*ONE, "--set", "policy.learn.learner.hook.log_show_after_iter=10", env_step=4000,
-                          mode="parallel")
+        res = Cli().train(*ONE, "--set", "policy.learn.learner.hook.log_show_after_iter=10", "--set",
+                          "env.stop_value=None", env_step=4000, mode="parallel")  # no stop at 475: the budget ends it
     assert res.exit_code == 0, res.output
     return base / "cartpole_impala_seed0"
 
@@ -80,7 +80,7 @@ def test_parallel_stops_at_train_iter_and_resumes(cli, in_tmp):
 def test_a_crashing_collector_is_restarted_and_reported(in_tmp):
     config = read_config_file(CARTPOLE)
     marker = in_tmp / "crashed"
-    overrides = dict(SMALL_DICT, **{"parallel.collector_num": 1})
+    overrides = dict(SMALL_DICT, **{"parallel.collector_num": 1, "env.stop_value": None})
     config = ({**config[0], "env": {**config[0]["env"], "env_id": None,
                                     "kwargs": {"marker": str(marker), "crash_at": 300}}},
               {**config[1], "env": {"type": "crash_once", "import_names": ["crashing_env"]}})
