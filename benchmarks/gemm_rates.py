@@ -81,7 +81,7 @@ def main() -> None:
     if args.child is not None:
         print("GEMM_RESULT " + json.dumps(child(args.hidden, args.child)), flush=True)
         return
-    from machine import machine_info
+    from machine import write_results
     results = []
     for threads in args.threads:
         env = dict(os.environ, JAX_PLATFORMS="cpu")
@@ -101,12 +101,7 @@ def main() -> None:
                   f"   jax {row['jax_us']:8.1f} us ({row['jax_gflops']:6.1f} GFLOP/s)")
         c = res["chain_10_matmul_tanh"]
         print(f"  10 x (matmul + tanh): torch eager {c['torch_eager_us']} us, jax jit {c['jax_jit_us']} us")
-    out = {"settings": vars(args), "results": results, "machine": machine_info(),
-           "loadavg_1min_after": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d")}
-    path = os.path.join(ROOT, "benchmarks", "results", "gemm_rates.json")
-    with open(path, "w") as f:
-        json.dump(out, f, indent=2)
-    print(f"wrote {path}")
+    write_results("gemm_rates", settings=vars(args), results=results)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,13 @@
 ``python benchmarks/<name>.py`` and so import this module by its file name)."""
 import contextlib
 import datetime
+import json
 import os
 import platform
+import time
 from typing import Any, Dict
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
 def machine_info(**versions: str) -> Dict[str, Any]:
@@ -25,3 +29,15 @@ def machine_info(**versions: str) -> Dict[str, Any]:
         "platform": platform.platform(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+def write_results(name: str, **fields: Any) -> str:
+    """Write ``benchmarks/results/<name>.json``: ``fields`` plus the machine, the 1-minute load average after the run
+    and the date; prints and returns its path."""
+    out = {**fields, "machine": machine_info(), "loadavg_1min_after": os.getloadavg()[0],
+           "date": time.strftime("%Y-%m-%d")}
+    path = os.path.join(RESULTS, f"{name}.json")
+    with open(path, "w") as f:
+        json.dump(out, f, indent=2)
+    print(f"wrote {path}")
+    return path

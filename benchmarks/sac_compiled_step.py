@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
-from machine import machine_info  # noqa: E402  (benchmarks/machine.py)
+from machine import write_results  # noqa: E402  (benchmarks/machine.py)
 
 VARIANTS = ("losses", "losses_adam", "whole_step")
 
@@ -126,12 +126,7 @@ def main() -> None:
                 print(f"[{hidden}, {hidden}] threads {threads} {variant:12} eager {r['eager_ms']:.3f} ms, compiled "
                       f"{r['compiled_ms']:.3f} ms (eager/compiled per round {r['speedup_per_round']}), first call "
                       f"{r['compile_s']} s", flush=True)
-    out = {"settings": vars(args), "rows": rows, "machine": machine_info(), "torch": torch.__version__,
-           "loadavg_1min_after": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d")}
-    path = os.path.join(ROOT, "benchmarks", "results", "sac_compiled_step.json")
-    with open(path, "w") as f:
-        json.dump(out, f, indent=2)
-    print(f"wrote {path}")
+    write_results("sac_compiled_step", settings=vars(args), rows=rows, torch=torch.__version__)
 
 
 if __name__ == "__main__":
