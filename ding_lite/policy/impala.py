@@ -136,6 +136,6 @@ class IMPALAPolicy(UnrollPolicy):
         }
 
     def _monitor_vars_learn(self) -> List[str]:
-        kl = ["kl_behaviour"] if self._cfg.learn.kl_weight else []
+        logged_kl = ["kl_behaviour"] if self._cfg.learn.kl_weight else []
         return super()._monitor_vars_learn() + ["policy_loss", "value_loss", "entropy_loss", "rho_mean", "grad_norm",
-                                                *kl]
+                                                *logged_kl]
