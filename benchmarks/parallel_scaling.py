@@ -26,6 +26,12 @@ steps/s x 4 there):
     python benchmarks/parallel_scaling.py [--env-step 60000] [--seeds 0] [--repeats 1]
     python benchmarks/parallel_scaling.py --config dizoo_configs/pong_impala.py --modes serial parallel1 \
         --env-step 40000 --output benchmarks/results/parallel_scaling_pong.json
+
+Modes are ``serial``, ``parallelN`` and ``rayN`` for N = 1, 2, 4, 8 collectors; ``--set KEY=VALUE`` (repeatable) adds
+an override to every run, e.g. a GPU learner with more collectors on a machine with the cores for them:
+
+    python benchmarks/parallel_scaling.py --config dizoo_configs/pong_impala.py --set policy.cuda=True \
+        --modes serial parallel1 parallel4 parallel8 --env-step 30000 --output benchmarks/results/parallel_scaling_pong_gpu.json
 """
 import argparse
 import importlib.metadata
@@ -47,9 +53,9 @@ COMMON_SETS = ["env.stop_value=None", "policy.eval.evaluator.eval_freq=1000000"]
 MODES: Dict[str, Tuple[str, List[str]]] = {  # label: (-m mode, extra --set)
     "serial": ("serial", []),
     "parallel1": ("parallel", ["parallel.backend=local", "parallel.collector_num=1"]),
-    "parallel2": ("parallel", ["parallel.backend=local", "parallel.collector_num=2"]),
-    "ray1": ("parallel", ["parallel.backend=ray", "parallel.collector_num=1"]),
-    "ray2": ("parallel", ["parallel.backend=ray", "parallel.collector_num=2"]),
+    **{f"{backend}{n}": ("parallel", [f"parallel.backend={'ray' if backend == 'ray' else 'local'}",
+                                      f"parallel.collector_num={n}"])
+       for backend in ("parallel", "ray") for n in (1, 2, 4, 8)},
 }
 HOG = "while True: pass"  # --hog: one process that keeps a core busy for the whole benchmark
 # "... env_step 17,920 | train_iter 200 | ... | 4.9 s" (serial and parallel progress lines alike)
@@ -81,13 +87,13 @@ def fractions(times: Dict[str, float], total: float) -> Dict[str, float]:
 
 
 def run_once(label: str, seed: int, repeat: int, env_step: int, workdir: str,
-             config: str = CONFIG) -> Dict[str, Any]:
+             config: str = CONFIG, extra_sets: List[str] = ()) -> Dict[str, Any]:
     """One ``ding_lite`` process in ``label``'s mode; the row of numbers for it."""
     mode, sets = MODES[label]
     exp_name = f"{label}_r{repeat}"  # run directory <exp_name>_seed<seed>: one per run
     cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", mode, "-c", config, "-s", str(seed),
            "--env-step", str(env_step), "--exp-name", exp_name, "-q"]
-    for item in COMMON_SETS + sets:
+    for item in COMMON_SETS + sets + list(extra_sets):
         cmd += ["--set", item]
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     start = time.perf_counter()
@@ -112,6 +118,7 @@ def run_once(label: str, seed: int, repeat: int, env_step: int, workdir: str,
             "collector_num": n, "env_step_per_s": par["env_step_per_s"], "train_iter_per_s": par["train_iter_per_s"],
             "run_s": run_s, "policy_lag": par["policy_lag"], "dropped_stale": par["dropped_stale"],
             "restarts": par["restarts"],
+            "bottleneck": par.get("bottleneck"), "learner_capacity": par.get("learner_capacity"),
             "learner_time_s": par["learner_time_s"], "collector_time_s": par["collector_time_s"],
             # learner: share of run_s; collectors: their times are summed, so share of run_s * collector_num
             "learner_share": fractions(par["learner_time_s"], run_s),
@@ -131,13 +138,13 @@ def summarise(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
                     for section in ("e2e", "steady") for key in ("env_step_per_s", "train_iter_per_s")}
                 for m in MODES if any(r["mode"] == m for r in rows)}
     ratios = {}
-    pairs = [(m, "serial") for m in ("parallel1", "parallel2")] + [("ray1", "parallel1"), ("ray2", "parallel2")]
+    pairs = [(f"parallel{n}", "serial") for n in (1, 2, 4, 8)] + [(f"ray{n}", f"parallel{n}") for n in (1, 2, 4, 8)]
     for m, ref in ((m, ref) for m, ref in pairs if m in per_mode and ref in per_mode):
         for section in ("steady", "e2e"):
             base, value = per_mode[ref][f"{section}_env_step_per_s"], per_mode[m][f"{section}_env_step_per_s"]
             ratios[f"{m}/{ref}_{section}_env_step_per_s"] = round(value / base, 2) if base and value else None
     # ray against local within each interleaved pair (same seed and repeat): the spread the medians hide
-    for m, ref in (("ray1", "parallel1"), ("ray2", "parallel2")):
+    for m, ref in ((f"ray{n}", f"parallel{n}") for n in (1, 2, 4, 8)):
         pair = [(r, next((x for x in rows if x["mode"] == ref and x["seed"] == r["seed"]
                           and x["repeat"] == r["repeat"]), None)) for r in rows if r["mode"] == m]
         values = sorted(round(r["e2e"]["env_step_per_s"] / x["e2e"]["env_step_per_s"], 2) for r, x in pair if x)
@@ -187,6 +194,8 @@ def main() -> None:
     parser.add_argument("--output", default=RESULT, help="where to write the JSON results")
     parser.add_argument("--config", default=CONFIG, help="the config every run trains (default cartpole_impala.py)")
     parser.add_argument("--modes", nargs="+", default=["serial", "parallel1", "parallel2"], choices=list(MODES))
+    parser.add_argument("--set", dest="extra_sets", action="append", default=[], metavar="KEY=VALUE",
+                        help="an override for every run, e.g. --set policy.cuda=True (repeatable)")
     parser.add_argument("--hog", action="store_true", help="keep one other process busy on a core throughout "
                                                           "(a shared machine)")
     args = parser.parse_args()
@@ -214,7 +223,7 @@ def run_all(args, config: str, rows: List[Dict[str, Any]]) -> None:
         for repeat in range(args.repeats):
             for seed in args.seeds:
                 for label in args.modes:
-                    rows.append(run_once(label, seed, repeat, args.env_step, workdir, config))
+                    rows.append(run_once(label, seed, repeat, args.env_step, workdir, config, args.extra_sets))
                     r = rows[-1]
                     print(f"{label} seed {seed} repeat {repeat}: {r['env_step']:,} env steps in {r['wall_time_s']} s, "
                           f"steady {fmt(r['steady']['env_step_per_s'])} env steps/s", flush=True)
