@@ -7,7 +7,8 @@ every mode spends its time collecting and training. Modes run interleaved per se
 machine hits them alike.
 
 Per run: env steps/s and train iterations/s end to end (result.json's counters over its ``wall_time``, which
-includes start-up and the final evaluation); for parallel runs also the rates the pipeline reports (over ``run_s``)
+includes start-up and the final evaluation), and over the whole process (``process``: from its start to its exit,
+Python's imports and, with Ray, Ray's own start and teardown included); for parallel runs also the rates the pipeline reports (over ``run_s``)
 and the policy lag and time split from result.json's ``parallel`` entry; and for every run a steady-state rate from
 the progress lines of ``log/train.log`` (first to last line, one every 100 train iterations), which leaves out
 start-up (spawned workers importing torch) and the final evaluation. Prints tables and writes
@@ -109,6 +110,9 @@ def run_once(label: str, seed: int, repeat: int, env_step: int, workdir: str,
         "wall_time_s": wall, "process_wall_s": round(process_wall, 2),
         "e2e": {"env_step_per_s": round(result["env_step"] / wall, 1),
                 "train_iter_per_s": round(result["train_iter"] / wall, 1)},
+        # the whole process, from its start to its exit: imports, Ray's start and teardown included
+        "process": {"env_step_per_s": round(result["env_step"] / process_wall, 1),
+                    "train_iter_per_s": round(result["train_iter"] / process_wall, 1)},
         "steady": steady_rates(progress_points(os.path.join(run_dir, "log", "train.log"))),
     }
     par = result.get("parallel")
@@ -135,21 +139,23 @@ def median_of(rows: List[Dict[str, Any]], section: str, key: str) -> Optional[fl
 def summarise(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
     """Medians per mode over seeds and repeats, and parallel/serial ratios of env steps/s."""
     per_mode = {m: {f"{section}_{key}": median_of([r for r in rows if r["mode"] == m], section, key)
-                    for section in ("e2e", "steady") for key in ("env_step_per_s", "train_iter_per_s")}
+                    for section in ("e2e", "process", "steady") for key in ("env_step_per_s", "train_iter_per_s")}
                 for m in MODES if any(r["mode"] == m for r in rows)}
     ratios = {}
     pairs = [(f"parallel{n}", "serial") for n in (1, 2, 4, 8)] + [(f"ray{n}", f"parallel{n}") for n in (1, 2, 4, 8)]
     for m, ref in ((m, ref) for m, ref in pairs if m in per_mode and ref in per_mode):
-        for section in ("steady", "e2e"):
+        for section in ("steady", "e2e", "process"):
             base, value = per_mode[ref][f"{section}_env_step_per_s"], per_mode[m][f"{section}_env_step_per_s"]
             ratios[f"{m}/{ref}_{section}_env_step_per_s"] = round(value / base, 2) if base and value else None
     # ray against local within each interleaved pair (same seed and repeat): the spread the medians hide
     for m, ref in ((f"ray{n}", f"parallel{n}") for n in (1, 2, 4, 8)):
         pair = [(r, next((x for x in rows if x["mode"] == ref and x["seed"] == r["seed"]
                           and x["repeat"] == r["repeat"]), None)) for r in rows if r["mode"] == m]
-        values = sorted(round(r["e2e"]["env_step_per_s"] / x["e2e"]["env_step_per_s"], 2) for r, x in pair if x)
-        if values:
-            ratios[f"{m}/{ref}_e2e_per_pair"] = values
+        for section in ("e2e", "process"):
+            values = sorted(round(r[section]["env_step_per_s"] / x[section]["env_step_per_s"], 2)
+                            for r, x in pair if x)
+            if values:
+                ratios[f"{m}/{ref}_{section}_per_pair"] = values
     return {"median": per_mode, "ratios": ratios}
 
 

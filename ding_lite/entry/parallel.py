@@ -17,7 +17,7 @@ from easydict import EasyDict
 from ding_lite.config import config_imports
 from ding_lite.config.parallel import default_collector_num
 from ding_lite.envs.env_spec import action_space_record
-from ding_lite.parallel.transport import WorkerTransport
+from ding_lite.parallel.transport import WorkerTransport, prepare_backend
 from ding_lite.torch_utils.threads import available_cores
 from ding_lite.utils import POLICY_REGISTRY, set_seed
 
@@ -55,11 +55,18 @@ def parallel_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, model:
     run_dir = run_dir_name(cfg.exp_name, seed)
 
     def make_run() -> TrainingRun:
-        set_seed(seed)
-        policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model, enable_field=("learn", "eval"))
-        transport = WorkerTransport(cfg, seed, policy, config_imports(cfg), model_given=model is not None,
-                                    run_dir=run_dir)
-        run = TrainingRun(cfg, seed, run_dir, policy, transport)
+        # Ray's instance and actor processes start first, so that they come up while the learner builds
+        backend = prepare_backend(cfg.parallel)
+        try:
+            set_seed(seed)
+            policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model, enable_field=("learn", "eval"))
+            transport = WorkerTransport(cfg, seed, policy, config_imports(cfg), model_given=model is not None,
+                                        run_dir=run_dir, backend=backend)
+            run = TrainingRun(cfg, seed, run_dir, policy, transport)
+        except BaseException:
+            if backend is not None:
+                backend.release()
+            raise
         run.action_space_record = action_space_record(spec)
         return run
 

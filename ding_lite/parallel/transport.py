@@ -79,6 +79,22 @@ def learner_capacity(learner_time: Dict[str, float], collector_time: Dict[str, f
             "collectors_absorbed": round(collector / learner, 2) if learner > 0 else None}
 
 
+def prepare_backend(pcfg: EasyDict):
+    """The Ray backend, started before the learner builds its policy: Ray's instance, and actor processes that
+    import ding_lite and torch meanwhile (they are set up with their specs at ``launch``). None for 'local', whose
+    processes start at ``launch``."""
+    if pcfg.backend != "ray":
+        return None
+    from .ray_backend import RayBackend
+    backend = RayBackend(pcfg, None)
+    try:
+        backend.prestart({"collector": pcfg.collector_num, "evaluator": 1})
+    except BaseException:
+        backend.release()
+        raise
+    return backend
+
+
 def make_backend(pcfg: EasyDict, template: State):
     """The worker transport named by ``parallel.backend``: 'local' processes or 'ray' actors."""
     if pcfg.backend == "ray":
@@ -99,7 +115,7 @@ class WorkerTransport:
     evaluates_in_place = False
 
     def __init__(self, cfg: EasyDict, seed: int, policy: Policy, imports: Sequence[Tuple[List[str], str]],
-                 model_given: bool = False, run_dir: Optional[str] = None) -> None:
+                 model_given: bool = False, run_dir: Optional[str] = None, backend=None) -> None:
         self.cfg, self.pcfg, self.seed, self.policy = cfg, cfg.parallel, seed, policy
         self.name = cfg.parallel.backend
         self.weight_sync_freq = cfg.parallel.weight_sync_freq
@@ -111,7 +127,7 @@ class WorkerTransport:
             evaluator.video_dir = os.path.abspath(os.path.join(run_dir, "videos"))
         self._model_copy = copy.deepcopy(policy.model).cpu() if model_given else None
         self._imports = [(list(names), where) for names, where in imports]
-        self.backend = None
+        self.backend = backend  # made ahead by ``prepare_backend`` (Ray), else at ``launch``
         self.logger = None
         self.version = 0
         self._warm_up_steps = 0
@@ -132,7 +148,8 @@ class WorkerTransport:
     # ---- workers -------------------------------------------------------------------------------------------------
     def launch(self, env_step: int, warm_up_steps: int, logger) -> None:
         self.logger, self._warm_up_steps = logger, warm_up_steps
-        self.backend = make_backend(self.pcfg, self.policy.model.state_dict())
+        if self.backend is None:
+            self.backend = make_backend(self.pcfg, self.policy.model.state_dict())
         for rank in range(self.collector_num):
             self.backend.start(self._spec("collector", rank, env_step))
         self.backend.start(self._spec("evaluator", 0, env_step))
@@ -289,3 +306,6 @@ class WorkerTransport:
 
     def close(self) -> None:
         self.stop()
+        release = getattr(self.backend, "release", None)  # the Ray backend's own instance ends last
+        if release is not None:
+            release()
