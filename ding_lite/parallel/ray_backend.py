@@ -373,6 +373,17 @@ class RayBackend:
             self.ray.shutdown()
 
 
+_TOKEN_LOGGER = "ray._private.authentication.authentication_token_setup"
+
+
+class _QuietTokenNotice(logging.Filter):
+    """Drops Ray's notice that a new local instance uses token authentication (its default), printed on every
+    run's private instance; Ray's other warnings pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Token authentication is enabled")
+
+
 def _init_ray(ray, pcfg) -> None:
     """Connect to ``parallel.ray_address``, or start a private local instance (``address='local'``: never another
     cluster running on this machine). Ray's ``init`` installs its own SIGTERM handler (exit 15 without a word);
@@ -391,6 +402,9 @@ def _init_ray(ray, pcfg) -> None:
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     before = {key: os.environ.get(key) for key in environ}
     os.environ.update(environ)
+    quiet = _QuietTokenNotice() if pcfg.ray_address is None else None
+    if quiet is not None:
+        logging.getLogger(_TOKEN_LOGGER).addFilter(quiet)
     try:
         ray.init(**kwargs)
     except ConnectionError as err:
@@ -398,6 +412,8 @@ def _init_ray(ray, pcfg) -> None:
                         f"start one with `ray start --head`, or leave ray_address=None for a private local Ray "
                         f"instance") from None
     finally:
+        if quiet is not None:
+            logging.getLogger(_TOKEN_LOGGER).removeFilter(quiet)
         for key, value in before.items():
             if value is None:
                 os.environ.pop(key, None)

@@ -214,3 +214,5 @@ def test_no_address_starts_a_private_instance_beside_a_running_cluster(cluster, 
     assert run.proc.returncode == 0, out
     nodes = json.loads((run.dir / "result.json").read_text())["parallel"]["placements"]["collector0"]
     assert nodes[0] not in {n.node_id for n in cluster.list_all_nodes()}
+    # the private instance uses Ray's default, token authentication, named: no warning about it on every run
+    assert "Token authentication" not in out, out
