@@ -79,7 +79,7 @@ def learner_capacity(learner_time: Dict[str, float], collector_time: Dict[str, f
             "collectors_absorbed": round(collector / learner, 2) if learner > 0 else None}
 
 
-def prepare_backend(pcfg: EasyDict):
+def prepare_backend(pcfg: EasyDict) -> Optional[Any]:
     """The Ray backend, started before the learner builds its policy: Ray's instance, and actor processes that
     import ding_lite and torch meanwhile (they are set up with their specs at ``launch``). None for 'local', whose
     processes start at ``launch``."""
@@ -115,7 +115,7 @@ class WorkerTransport:
     evaluates_in_place = False
 
     def __init__(self, cfg: EasyDict, seed: int, policy: Policy, imports: Sequence[Tuple[List[str], str]],
-                 model_given: bool = False, run_dir: Optional[str] = None, backend=None) -> None:
+                 model_given: bool = False, run_dir: Optional[str] = None, backend: Optional[Any] = None) -> None:
         self.cfg, self.pcfg, self.seed, self.policy = cfg, cfg.parallel, seed, policy
         self.name = cfg.parallel.backend
         self.weight_sync_freq = cfg.parallel.weight_sync_freq
