@@ -20,9 +20,14 @@ RUN = "cartpole_impala_seed0"
 ENV = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
+# early stopping off, in the killed runs and their resumes alike: the shipped config can reach its stop value within
+# these budgets, and a resumed run must spend its budget to show that it went on
+NO_STOP = ("--set", "env.stop_value=None")
+
+
 def _start(tmp_path, *args: str, mode: str = "serial") -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", mode, "-c", CARTPOLE, "-q", *SMALL,
-           "--set", "env.stop_value=None", "--env-step", "100000000", *args]
+    cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", mode, "-c", CARTPOLE, "-q", *SMALL, *NO_STOP,
+           "--env-step", "100000000", *args]
     return subprocess.Popen(cmd, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -99,7 +104,7 @@ def test_sigkill_mid_training_then_resume_loses_at_most_one_interval(tmp_path, c
     chosen = max(counters, key=lambda n: (counters[n]["train_iter"], counters[n]["env_step"], n == "ckpt_last.pth.tar"))
     start = counters[chosen]
     monkeypatch.chdir(tmp_path)
-    res = cli.train("--resume", *args, env_step=start["env_step"] + 600)
+    res = cli.train("--resume", *NO_STOP, *args, env_step=start["env_step"] + 600)
     assert res.exit_code == 0, res.output
     text = (run / "log" / "train.log").read_text()
     assert f"resuming from {os.path.join(RUN, 'ckpt', chosen)} (train_iter {start['train_iter']:,}" in text
@@ -129,7 +134,7 @@ def test_parallel_learner_sigkill_then_resume(tmp_path, cli, monkeypatch):
     assert reached - 20 <= last["train_iter"] <= reached, (last["train_iter"], reached)
 
     monkeypatch.chdir(tmp_path)
-    res = cli.train("--resume", *args, env_step=last["env_step"] + 1000, mode="parallel")
+    res = cli.train("--resume", *NO_STOP, *args, env_step=last["env_step"] + 1000, mode="parallel")
     assert res.exit_code == 0, res.output
     # the most advanced checkpoint: ckpt_last, or ckpt_best when an evaluation snapshot of the same iteration counted
     # a few more env steps
