@@ -2,8 +2,10 @@
 
 1. ``sample(256)`` on a full 1e6-transition buffer of Pendulum-shaped SAC transitions {obs (3,) f32, next_obs (3,)
    f32, action (1,) f32, reward f32, terminated bool, truncated bool}: uniform ``ReplayBuffer`` vs
-   ``PrioritizedReplayBuffer`` (importance weights on, priorities spread over 4 orders of magnitude), measured in
-   interleaved rounds (the machine's load hits both alike); plus ``update_priority`` of a batch of 256.
+   ``PrioritizedReplayBuffer`` (importance weights on, priorities spread over 4 orders of magnitude) on the sum
+   tree's NumPy path and, with numba installed (the ``fast`` extra), on its compiled kernels, measured in
+   interleaved rounds (the machine's load hits all alike); plus ``update_priority`` of a batch of 256 on each path,
+   and what the kernels cost a process once (numba's import and compilation, or its cache).
 2. ``save_replay_buffer``: the size of ``ckpt/replay_buffer.pth.tar`` for that buffer (prioritised), the time to
    write it (``buffer_content`` + the atomic ``torch.save`` with fsync) and to load it back into a new buffer.
 3. Compression, to decide where it pays: zlib (level 1) on the float columns of (2), and on Atari frames (Pong,
@@ -30,6 +32,7 @@ sys.path.insert(0, ROOT)
 from ding_lite.data import ReplayBuffer  # noqa: E402
 from ding_lite.data.buffer_io import buffer_content, load_buffer_content  # noqa: E402
 from ding_lite.data.prioritized import PrioritizedReplayBuffer  # noqa: E402
+from ding_lite.data.sum_tree import load_kernels  # noqa: E402
 from ding_lite.utils.file_io import atomic_torch_save, atomic_write_json  # noqa: E402
 
 CAPACITY, BATCH = 1_000_000, 256
@@ -52,38 +55,76 @@ def full(cls, gen: torch.Generator, **kw):
     return buf
 
 
-def bench_sample(gen: torch.Generator, rounds: int = 30, calls: int = 200) -> Dict[str, float]:
-    uniform = full(ReplayBuffer, gen)
-    per = full(PrioritizedReplayBuffer, gen, IS_weight=True)
-    times: Dict[str, list] = {"uniform": [], "prioritized": [], "update_priority": []}
-    for buf in (uniform, per):
+def bench_sample(gen: torch.Generator, rounds: int = 30, calls: int = 200) -> Dict[str, Dict[str, float]]:
+    """Uniform against prioritised sampling, with the sum tree's NumPy path and (numba installed) its compiled
+    kernels, interleaved; plus ``update_priority`` of 256 on each path."""
+    bufs = {"uniform": full(ReplayBuffer, gen), "numpy": full(PrioritizedReplayBuffer, gen, IS_weight=True,
+                                                               compiled=False)}
+    if load_kernels() is not None:
+        bufs["compiled"] = full(PrioritizedReplayBuffer, gen, IS_weight=True, compiled=True)
+    times: Dict[str, list] = {k: [] for k in bufs}
+    upd: Dict[str, list] = {k: [] for k in bufs if k != "uniform"}
+    for buf in bufs.values():
         for _ in range(100):
             buf.sample(BATCH, 0)
     prio = torch.rand(BATCH) * 5
     for _ in range(rounds):
-        for name, buf in (("uniform", uniform), ("prioritized", per)):
+        for name, buf in bufs.items():
             t0 = time.perf_counter()
             for _ in range(calls):
                 buf.sample(BATCH, 0)
             times[name].append((time.perf_counter() - t0) / calls * 1e6)
-        per.sample(BATCH, 0)
-        index = per.last_index
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            per.update_priority(index, prio)
-        times["update_priority"].append((time.perf_counter() - t0) / calls * 1e6)
+        for name in upd:
+            buf = bufs[name]
+            buf.sample(BATCH, 0)
+            index = buf.last_index
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                buf.update_priority(index, prio)
+            upd[name].append((time.perf_counter() - t0) / calls * 1e6)
     med = {k: statistics.median(v) for k, v in times.items()}
     best = {k: min(v) for k, v in times.items()}  # the least disturbed round (a shared machine's load only adds)
-    return {"uniform_sample_us": round(med["uniform"], 1), "prioritized_sample_us": round(med["prioritized"], 1),
-            "prioritized_rate_vs_uniform": round(med["uniform"] / med["prioritized"], 3),
-            "best_round_uniform_us": round(best["uniform"], 1),
-            "best_round_prioritized_us": round(best["prioritized"], 1),
-            "best_round_rate_vs_uniform": round(best["uniform"] / best["prioritized"], 3),
-            "uniform_samples_per_s": round(BATCH / med["uniform"] * 1e6),
-            "prioritized_samples_per_s": round(BATCH / med["prioritized"] * 1e6),
-            "update_priority_us": round(med["update_priority"], 1),
-            "tree_block_size": int(per._tree.keys.size // per._tree.n_blocks), "tree_blocks": per._tree.n_blocks,
-            "rounds": rounds, "calls_per_round": calls}
+    out = {"uniform": {"sample_us": round(med["uniform"], 1), "best_round_sample_us": round(best["uniform"], 1),
+                       "samples_per_s": round(BATCH / med["uniform"] * 1e6)}}
+    for name in upd:
+        out[f"prioritized_{name}"] = {
+            "sample_us": round(med[name], 1), "best_round_sample_us": round(best[name], 1),
+            "rate_vs_uniform": round(med["uniform"] / med[name], 3),
+            "best_round_rate_vs_uniform": round(best["uniform"] / best[name], 3),
+            "samples_per_s": round(BATCH / med[name] * 1e6),
+            "update_priority_us": round(statistics.median(upd[name]), 1)}
+    tree = bufs["numpy"]._tree
+    out["tree"] = {"block_size": int(tree.keys.size // tree.n_blocks), "blocks": tree.n_blocks,
+                   "rounds": rounds, "calls_per_round": calls}
+    return out
+
+
+COMPILE_PROBE = """
+import time
+t0 = time.perf_counter()
+import numpy as np
+from ding_lite.data.sum_tree import PriorityTree
+t1 = time.perf_counter()
+tree = PriorityTree(1024, compiled=True)
+tree.update(np.arange(8), np.ones(8))
+tree.sample(np.random.rand(4), 0.4)
+tree.find(np.random.rand(4))
+print(time.perf_counter() - t1)
+"""
+
+
+def bench_compile() -> Dict[str, float]:
+    """What the compiled kernels cost a process once: importing numba and compiling them (an empty cache), or
+    loading them from numba's cache (the next process)."""
+    if load_kernels() is None:
+        return {"skipped": "numba not installed"}
+    import subprocess
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=ROOT)
+        run = [sys.executable, "-c", COMPILE_PROBE]
+        cold = float(subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout)
+        warm = float(subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout)
+    return {"first_process_s": round(cold, 2), "cached_s": round(warm, 2)}
 
 
 def bench_checkpoint(gen: torch.Generator) -> Dict[str, float]:
@@ -142,6 +183,8 @@ def main() -> None:
                          "machine": platform.processor() or platform.machine(), "cpus": os.cpu_count()}}
     results["sample"] = bench_sample(gen)
     print("sample(256) at 1e6:", results["sample"])
+    results["compile"] = bench_compile()
+    print("compiled kernels, once per process:", results["compile"])
     results["checkpoint"] = bench_checkpoint(gen)
     print("replay_buffer.pth.tar:", results["checkpoint"])
     results["atari_frames"] = bench_atari_frames()

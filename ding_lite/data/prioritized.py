@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from .buffer import INF, ReplayBuffer, Tree
-from .sum_tree import PriorityTree, stratified_fractions
+from .sum_tree import PriorityTree
 
 WEIGHT_KEY = "weight"  # DI-engine's name for the importance weights in a learn batch
 
@@ -39,21 +39,28 @@ class SampleIndex:
 
 
 class PrioritizedReplayBuffer(ReplayBuffer):
-    """The columnar buffer with proportional priorities (see the module docstring)."""
+    """The columnar buffer with proportional priorities (see the module docstring). ``compiled``: the sum tree's
+    numba kernels (None: when numba is installed, the ``fast`` extra; False: NumPy only)."""
 
     def __init__(self, cfg: Optional[Mapping] = None, device: Union[str, torch.device] = "cpu",
-                 seed: Optional[int] = None, pin_memory: bool = False, IS_weight: bool = False) -> None:
+                 seed: Optional[int] = None, pin_memory: bool = False, IS_weight: bool = False,
+                 compiled: Optional[bool] = None) -> None:
         self.IS_weight = bool(IS_weight)
         super().__init__(cfg, device=device, seed=seed, pin_memory=pin_memory)
         self.alpha = float(self.cfg.priority_alpha)
         self.beta0 = float(self.cfg.priority_beta)
         self.beta_anneal_steps = int(self.cfg.priority_beta_anneal_steps)
         self.eps = float(self.cfg.priority_eps)
-        self._tree = PriorityTree(self.capacity, track_min=self.IS_weight)
+        self._tree = PriorityTree(self.capacity, track_min=self.IS_weight, compiled=compiled)
         self._max_p = 1.0  # running max of p^alpha
         self._beta = self.beta0
         self._weight: Optional[torch.Tensor] = None
         self.last_index: Optional[SampleIndex] = None
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the sum tree runs numba's kernels (the ``fast`` extra) or its NumPy path."""
+        return self._tree.compiled
 
     @classmethod
     def nbytes_for(cls, capacity: int, leaves: Sequence[Tuple[Sequence[int], torch.dtype]]) -> int:
@@ -90,10 +97,10 @@ class PrioritizedReplayBuffer(ReplayBuffer):
 
     def _draw(self, batch_size: int) -> np.ndarray:
         uniform = torch.rand(batch_size, generator=self._gen, dtype=torch.float64).numpy()
-        slots = self._tree.find(stratified_fractions(uniform))
-        if self.IS_weight:  # before max_use removes any of them: (p_min / p_i)^beta
-            p = self._tree.leaves[slots]
-            self._weight = torch.from_numpy((self._tree.min_nonzero() / p) ** self._beta).float()
+        # the weights before max_use removes any of the slots: (p_min / p_i)^beta
+        slots, weight = self._tree.sample(uniform, self._beta if self.IS_weight else None)
+        if weight is not None:
+            self._weight = torch.from_numpy(weight)
         self.last_index = SampleIndex(slots, self.pushed, self._head)
         return slots
 

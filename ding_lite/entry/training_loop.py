@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 from easydict import EasyDict
 
+from ding_lite.data.sum_tree import FAST_EXTRA_HINT
 from ding_lite.policy import Policy
 from ding_lite.torch_utils.threads import learner_tuner
 from ding_lite.utils.signals import stop_signals_as_interrupts
@@ -72,6 +73,9 @@ class TrainingRun(RunBase):
         self.logger.info(f"{'resuming' if resume_from else 'starting'} {self.cfg.policy.type} on "
                          f"{self.cfg.env.env_id or self.cfg.env.type} in {os.path.abspath(self.run_dir)}: "
                          f"{self.transport.description}")
+        if getattr(self.buffer, "compiled", True) is False:
+            self.logger.info("prioritised replay on the sum tree's NumPy path (numba is not installed): "
+                             f"{FAST_EXTRA_HINT} samples ~2x faster")
         self.transport.launch(self.env_step, warm_up, self.logger)
         self.transport.publish(self.version, self._weights)
         if warm_up:

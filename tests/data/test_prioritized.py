@@ -1,13 +1,27 @@
 """Prioritised replay against slow references: the sum tree's sums and searches, sampling frequencies (chi-square),
 importance weights by formula, beta's schedule, and the buffer's rules (max_use, staleness, overwrites, new items at
-the maximum priority)."""
+the maximum priority). Every test runs twice: on the sum tree's NumPy path and on its numba kernels (the ``fast``
+extra; skipped where numba is not installed)."""
 import numpy as np
 import pytest
 import torch
 
+from ding_lite.data import sum_tree
 from ding_lite.data.prioritized import PrioritizedReplayBuffer
 from ding_lite.data.sum_tree import K, PriorityTree, stratified_fractions
 from ding_lite.utils import ConfigError
+
+KERNELS = sum_tree.load_kernels()
+
+
+@pytest.fixture(autouse=True, params=["numpy", "compiled"])
+def path(request, monkeypatch):
+    """Which path trees built with the default ``compiled=None`` take: NumPy's (as without numba) or the kernels."""
+    if request.param == "numpy":
+        monkeypatch.setattr(sum_tree, "load_kernels", lambda: None)
+    elif KERNELS is None:
+        pytest.skip("numba is not installed (the fast extra)")
+    return request.param
 
 # Upper 0.1% points of the chi-square distribution (tables; scipy.stats.chi2.ppf(0.999, df)).
 CHI2_999 = {19: 43.82, 49: 85.35}
@@ -28,9 +42,10 @@ def slot_of(buf, batch):
 
 
 @pytest.mark.parametrize("capacity", [1, 7, 128, 129, 4097, 70_000, 300_001])
-def test_tree_sums_min_and_levels_after_random_updates(capacity):
+def test_tree_sums_min_and_levels_after_random_updates(capacity, path):
     rng = np.random.default_rng(capacity)
     tree = PriorityTree(capacity)
+    assert tree.compiled == (path == "compiled")
     ref = np.zeros(capacity)
     for _ in range(30):
         slots = rng.integers(0, capacity, size=rng.integers(1, 300))
@@ -219,3 +234,45 @@ def test_keys_rescale_when_values_grow_or_fall_a_millionfold():
     assert tree.scale < 1e6  # rebuilt with a smaller scale
     got = tree.find(stratified_fractions(np.random.default_rng(0).random(1000)))
     assert np.bincount(got, minlength=1000).max() <= 3  # ~uniform over equal values
+
+
+@pytest.mark.parametrize("path", ["compiled"], indirect=True)  # builds one tree of each path itself
+@pytest.mark.parametrize("capacity", [129, 300_001])
+def test_numpy_path_and_kernels_hold_the_same_tree_and_draw_the_same_slots_and_weights(capacity, path):
+    rng = np.random.default_rng(7)
+    trees = [PriorityTree(capacity, compiled=False), PriorityTree(capacity, compiled=True)]
+    for _ in range(20):
+        slots = rng.integers(0, capacity, size=rng.integers(1, 500))
+        values = rng.random(slots.size) ** 4 * (rng.random(slots.size) > 0.3)
+        for tree in trees:
+            tree.update(slots, values)
+    numpy_tree, kernel_tree = trees
+    assert np.array_equal(numpy_tree.leaves, kernel_tree.leaves)
+    np.testing.assert_allclose(kernel_tree.keys, numpy_tree.keys, rtol=1e-12, atol=1e-12 * numpy_tree.scale)
+    np.testing.assert_allclose(kernel_tree.block_sum, numpy_tree.block_sum, rtol=1e-12, atol=0)
+    assert np.array_equal(kernel_tree.block_min, numpy_tree.block_min)
+    same = 0
+    for _ in range(50):
+        uniform = rng.random(256)
+        (a, wa), (b, wb) = (tree.sample(uniform, beta=0.6) for tree in trees)
+        assert (numpy_tree.leaves[b] > 0).all() and wb.dtype == np.float32
+        same += (a == b).sum()
+        assert np.array_equal(wb[a == b], wa[a == b])  # bit for bit: a run's updates then match too
+    assert same >= 0.999 * 50 * 256  # equal but where rounding moves a draw across a boundary (~never)
+
+
+@pytest.mark.parametrize("path", ["numpy"], indirect=True)  # as without numba
+def test_compiled_tree_without_numba_names_the_extra(path):
+    with pytest.raises(ImportError, match=r"ding_lite\[fast\]"):
+        PriorityTree(10, compiled=True)
+    assert not PrioritizedReplayBuffer(dict(replay_buffer_size=10)).compiled
+
+
+def test_a_tree_without_mass_is_refused():
+    tree = PriorityTree(300)
+    with pytest.raises(ValueError, match="no mass"):
+        tree.find(np.array([0.5]))
+    tree.update(np.array([3]), np.array([2.0]))
+    tree.update(np.array([3]), np.array([0.0]))
+    with pytest.raises(ValueError, match="no mass"):
+        tree.sample(np.array([0.1, 0.7]), beta=0.5)
