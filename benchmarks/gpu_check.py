@@ -1,6 +1,7 @@
 """Every policy on a GPU (``policy.cuda=True``): its learn step and a short serial run, with learner updates/s.
 
-For each shipped config below (IMPALA, ACER discrete and continuous, SAC continuous, discrete and mixed):
+For each shipped config below (IMPALA, ACER discrete and continuous, SAC continuous, discrete and mixed, and
+Pendulum SAC with prioritised replay, whose priorities go back to the buffer after each update: a second transfer):
 
 * ``learn``: the policy built through the real config path, a replay buffer filled by its collector (pinned batches
   with ``cuda``), then ``Learner.train(buffer.sample(batch_size))`` timed for ``--seconds`` after a warm-up: learner
@@ -35,7 +36,11 @@ sys.path[:0] = [ROOT, os.path.join(ROOT, "benchmarks")]  # ding_lite and machine
 from machine import machine_info  # noqa: E402  (benchmarks/machine.py)
 
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
-CONFIGS = ["cartpole_impala", "cartpole_acer", "pendulum_acer", "pendulum_sac", "cartpole_sac", "mixed_sac"]
+CONFIGS = ["cartpole_impala", "cartpole_acer", "pendulum_acer", "pendulum_sac", "cartpole_sac", "mixed_sac",
+           "pendulum_sac_per"]
+# Checked variants of shipped configs: name -> (config file, overrides). Prioritised replay adds the transfer of the
+# batch's priorities to the buffer after each update.
+VARIANTS = {"pendulum_sac_per": ("pendulum_sac", {"policy.priority": True, "policy.priority_IS_weight": True})}
 SMALL = {"env.evaluator_env_num": 1, "env.n_evaluator_episode": 1}
 
 
@@ -46,12 +51,12 @@ def overrides(device: str, name: str) -> Dict[str, Any]:
     out = {**SMALL, "policy.cuda": device == "cuda", "torch_threads": THREADS["n"]}
     if "sac" in name:  # a short warm-up of random actions, so that the short run trains
         out["policy.random_collect_size"] = 256
-    return out
+    return {**out, **VARIANTS.get(name, (None, {}))[1]}
 
 
 def config(name: str):
     from ding_lite.config import read_config_file
-    return read_config_file(os.path.join(ROOT, "dizoo_configs", f"{name}.py"))
+    return read_config_file(os.path.join(ROOT, "dizoo_configs", f"{VARIANTS.get(name, (name,))[0]}.py"))
 
 
 def check_learn(name: str, device: str, seconds: float, warmup: int = 10) -> Dict[str, Any]:
@@ -73,19 +78,28 @@ def check_learn(name: str, device: str, seconds: float, warmup: int = 10) -> Dic
             samples = collector.collect(max(cfg.policy.collect.n_sample, batch_size))
             buffer.push(samples, collector.envstep)
         learner = Learner(policy.learn_mode)
+
+        def step() -> None:  # as the training loop: with priorities, the batch's go back to the buffer
+            batch = buffer.sample(batch_size, 0)
+            index = getattr(buffer, "last_index", None)
+            info = learner.train(batch)
+            if index is not None:
+                buffer.update_priority(index, info["priority"])
+
         for _ in range(warmup):
-            learner.train(buffer.sample(batch_size, 0))
+            step()
         n, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
-            learner.train(buffer.sample(batch_size, 0))
+            step()
             n += 1
         elapsed = time.perf_counter() - start
-        syncs = count_syncs(lambda: learner.train(buffer.sample(batch_size, 0)), 5) if device == "cuda" else None
+        syncs = count_syncs(step, 5) if device == "cuda" else None
         obs, _ = parts.evaluator_env.reset(seed=0)
         action = policy.eval_mode.forward(torch.as_tensor(obs))["action"]  # the eval path on the device as well
         assert all(x.device.type == device for x in (action.values() if isinstance(action, dict) else [action]))
         return {"updates": n, "updates_per_s": round(n / elapsed, 1), "batch_size": batch_size,
-                "pinned_batches": bool(getattr(buffer, "pin_memory", False)), "syncs_per_update": syncs}
+                "pinned_batches": bool(getattr(buffer, "pin_memory", False)), "syncs_per_update": syncs,
+                "compiled_sum_tree": getattr(buffer, "compiled", None)}
     finally:
         parts.collector_env.close()
         parts.evaluator_env.close()

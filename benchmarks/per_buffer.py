@@ -120,7 +120,8 @@ def bench_compile() -> Dict[str, float]:
         return {"skipped": "numba not installed"}
     import subprocess
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=ROOT)
+        paths = [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=os.pathsep.join(paths))
         run = [sys.executable, "-c", COMPILE_PROBE]
         cold = float(subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout)
         warm = float(subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout)

@@ -168,13 +168,14 @@ def test_gpu_check_without_a_gpu_says_so_and_exits_0(monkeypatch, tmp_path, caps
     assert "no CUDA device" in capsys.readouterr().out and list(tmp_path.iterdir()) == []
 
 
-def test_gpu_check_runs_its_checks_on_the_cpu(monkeypatch, tmp_path):
+@pytest.mark.parametrize("name", ["cartpole_acer", "pendulum_sac_per"])
+def test_gpu_check_runs_its_checks_on_the_cpu(name, monkeypatch, tmp_path):
     """The same script with --device cpu: learn step, eval path and a short serial run of ACER (the policy of the
-    issue), results written."""
+    issue) and of SAC with prioritised replay (its priorities updated after each timed update), results written."""
     import json
     gpu_check = gpu_check_module()
     monkeypatch.setattr(gpu_check, "RESULTS", str(tmp_path))
-    assert gpu_check.main(["--device", "cpu", "--configs", "cartpole_acer", "--seconds", "0.2",
-                           "--env-steps", "300"]) == 0
+    assert gpu_check.main(["--device", "cpu", "--configs", name, "--seconds", "0.2", "--env-steps", "300"]) == 0
     (row,) = json.loads((tmp_path / "gpu_check_cpu.json").read_text())["rows"]
     assert row["learn"]["updates_per_s"] > 0 and row["serial"]["train_iter"] > 0
+    assert (row["learn"]["compiled_sum_tree"] is None) == (name == "cartpole_acer")  # only SAC's buffer has priorities
