@@ -200,6 +200,8 @@ class PriorityTree:
         """Stratified proportional draws for B uniform numbers in [0, 1) (B,): the slots of ``find`` at the fractions
         ``stratified_fractions(uniform)``, and with ``beta`` the importance weights (p_min / p_i)^beta (B,) float32
         (needs ``track_min``)."""
+        if beta is not None and self.block_min is None:
+            raise ValueError("PriorityTree.sample: importance weights (beta) need a tree built with track_min=True")
         if self._kern is None:
             slots = self.find(stratified_fractions(uniform))
             weights = None if beta is None else ((self.min_nonzero() / self._leaves[slots]) ** beta).astype(np.float32)

@@ -268,6 +268,14 @@ def test_compiled_tree_without_numba_names_the_extra(path):
     assert not PrioritizedReplayBuffer(dict(replay_buffer_size=10)).compiled
 
 
+def test_weights_from_a_tree_without_minima_are_refused():
+    tree = PriorityTree(10, track_min=False)
+    tree.update(np.arange(10), np.ones(10))
+    assert tree.sample(np.array([0.5]))[1] is None
+    with pytest.raises(ValueError, match="track_min=True"):
+        tree.sample(np.array([0.5]), beta=0.4)
+
+
 def test_a_tree_without_mass_is_refused():
     tree = PriorityTree(300)
     with pytest.raises(ValueError, match="no mass"):
