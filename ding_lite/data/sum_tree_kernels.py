@@ -16,11 +16,23 @@ queries mispredict, and every vectorised step is a separate call of a few µs. T
 
 The data layout is the tree's (see sum_tree.py): ``keys[b * K + j] = offsets[b] + sum_{i<j} leaves[b * K + i]``.
 """
+from typing import Callable
+
 import numpy as np
 from numba import njit
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+def kernel(fn: Callable) -> Callable:
+    """``fn`` compiled by numba (without the GIL, without bounds checks), cached on disk where numba finds a writable
+    place (beside this file, or the user's cache directory); where it finds none (numba raises at decoration then),
+    compiled anew in each process instead."""
+    try:
+        return njit(cache=True, nogil=True, boundscheck=False)(fn)
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        return njit(nogil=True, boundscheck=False)(fn)
+
+
+@kernel
 def _total(block_sum: np.ndarray) -> float:
     """Sum of the block sums, in four interleaved partial sums (independent adds overlap)."""
     n = block_sum.size
@@ -37,7 +49,7 @@ def _total(block_sum: np.ndarray) -> float:
     return total
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@kernel
 def locate_sorted(block_sum: np.ndarray, keys: np.ndarray, offsets: np.ndarray, leaves: np.ndarray,
                   fractions: np.ndarray, K: int, out: np.ndarray) -> bool:
     """Slots for increasing ``fractions`` in [0, 1) of the total mass (B,), written to ``out`` (B,) int64: slot i
@@ -80,7 +92,7 @@ def locate_sorted(block_sum: np.ndarray, keys: np.ndarray, offsets: np.ndarray, 
     return ok
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@kernel
 def stratified_draw(block_sum: np.ndarray, block_min: np.ndarray, keys: np.ndarray, offsets: np.ndarray,
                     leaves: np.ndarray, uniform: np.ndarray, K: int, beta: float, out: np.ndarray,
                     weights: np.ndarray) -> bool:
@@ -98,7 +110,7 @@ def stratified_draw(block_sum: np.ndarray, block_min: np.ndarray, keys: np.ndarr
     return True
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@kernel
 def is_weights(leaves: np.ndarray, block_min: np.ndarray, slots: np.ndarray, beta: float,
                weights: np.ndarray) -> None:
     """(p_min / p_i)^beta for the slots (B,) into ``weights`` (B,) float32, with p_min the smallest nonzero value
@@ -115,7 +127,7 @@ def is_weights(leaves: np.ndarray, block_min: np.ndarray, slots: np.ndarray, bet
         weights[i] = (p_min / leaves[slots[i]]) ** beta
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@kernel
 def rows(leaves: np.ndarray, keys: np.ndarray, offsets: np.ndarray, block_sum: np.ndarray, block_min: np.ndarray,
          blocks: np.ndarray, K: int, track_min: bool) -> float:
     """Recompute the keys, sums (and minima) of ``blocks`` from their leaves; returns the largest of their sums."""

@@ -284,3 +284,14 @@ def test_a_tree_without_mass_is_refused():
     tree.update(np.array([3]), np.array([0.0]))
     with pytest.raises(ValueError, match="no mass"):
         tree.sample(np.array([0.1, 0.7]), beta=0.5)
+
+
+@pytest.mark.parametrize("path", ["compiled"], indirect=True)
+def test_kernels_compile_where_numba_has_nowhere_to_cache(path):
+    """numba refuses ``cache=True`` for code it cannot place a cache file for (here: code without a file; also a
+    read-only install with no writable user cache); the kernels are then compiled in each process instead."""
+    namespace = {}
+    exec("def twice(x):\n    return 2 * x\n", namespace)  # no source file: numba has no cache locator for it
+    with pytest.raises(RuntimeError, match="no locator"):
+        __import__("numba").njit(cache=True)(namespace["twice"])
+    assert KERNELS.kernel(namespace["twice"])(21) == 42
