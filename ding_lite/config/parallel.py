@@ -24,6 +24,10 @@ class ParallelConfig(Configurable):
         # (being collected, or sent and not yet taken for training); beyond that they wait (backpressure), which
         # bounds the policy lag. None: collector_num (one segment per collector).
         queue_size=None,
+        # (int) Backend 'ray' only: segments each collect call returns. More than 1 sends fewer messages per env
+        # step (each a round trip through Ray's processes) at the price of policy lag: all segments of a call act
+        # with the weights the call carried. See docs/parallel.md.
+        segments_per_call=1,
         # (int) Times a crashed worker (collector or evaluator) is restarted before the run fails.
         max_restarts=10,
         # (str) 'local': spawned processes on this machine. 'ray': Ray actors (needs the extra: pip install
@@ -42,7 +46,7 @@ class ParallelConfig(Configurable):
         n = cfg.collector_num
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
             raise ConfigError(f"{path}.collector_num={n!r}: must be an int >= 1, or None for CPU cores - 1")
-        for key in ("weight_sync_freq", "queue_size"):
+        for key in ("weight_sync_freq", "queue_size", "segments_per_call"):
             value = cfg[key]
             if key == "queue_size" and value is None:
                 continue
@@ -58,6 +62,9 @@ class ParallelConfig(Configurable):
             raise ConfigError(f"{path}.collector_wait_s={wait!r}: must be a number of seconds > 0")
         if cfg.backend not in BACKENDS:
             raise ConfigError(f"{path}.backend={cfg.backend!r}: must be one of {', '.join(map(repr, BACKENDS))}")
+        if cfg.segments_per_call != 1 and cfg.backend != "ray":
+            raise ConfigError(f"{path}.segments_per_call={cfg.segments_per_call}: only the Ray backend sends several "
+                              f"segments per call; set {path}.backend='ray' (--backend ray) or leave it at 1")
         if cfg.ray_address is not None and not isinstance(cfg.ray_address, str):
             raise ConfigError(f"{path}.ray_address={cfg.ray_address!r}: must be an address string such as "
                               f"'10.0.0.1:6379' or 'auto', or None for a local Ray instance")

@@ -1,7 +1,7 @@
 """The Ray transport: collectors and the evaluator as Ray actors, driven by the learner through actor calls.
 
-The learner asks, the actors answer. Each ``collect`` call returns one segment (an ObjectRef); the learner keeps at
-most ``parallel.queue_size`` calls under way, counting the finished ones it has not taken yet, and ``ray.wait``s on
+The learner asks, the actors answer. Each ``collect`` call returns one segment (an ObjectRef; or
+``parallel.segments_per_call`` of them); the learner keeps at most ``parallel.queue_size`` calls under way, counting the finished ones it has not taken yet, and ``ray.wait``s on
 them when it wants samples. That bound is the backpressure: a collector whose answer lies untaken gets no new call.
 Weights go out as one ``ray.put`` per version, passed to the calls by reference inside a list (so Ray does not
 resolve it), and an actor fetches a version only when it is newer than the one it has. There is no hub or other
@@ -81,8 +81,9 @@ class RayCollector:
         self._idle_since = time.perf_counter()
         return _node_id()
 
-    def collect(self, version: int, weights: list) -> Dict[str, Any]:
-        """One segment acted with weight ``version`` (``weights``: see ``RayBackend._weights_ref``)."""
+    def collect(self, version: int, weights: list, n: int = 1) -> Any:
+        """``n`` segments acted with weight ``version`` (``weights``: see ``RayBackend._weights_ref``): one packed
+        message, or a list of ``n``."""
         t0 = time.perf_counter()
         fetch_s = 0.0
         if version != self.role.version:
@@ -90,11 +91,14 @@ class RayCollector:
             fetch_s = time.perf_counter() - t0
             self.role.load(version, state)
         sync_s = time.perf_counter() - t0
-        message = self.role.segment(wait_s=t0 - self._idle_since)
-        message["timing"]["sync_s"] = sync_s
-        message["timing"]["fetch_s"] = fetch_s
+        messages = []
+        for i in range(n):
+            message = self.role.segment(wait_s=t0 - self._idle_since if i == 0 else 0.0)
+            message["timing"]["sync_s"] = sync_s if i == 0 else 0.0
+            message["timing"]["fetch_s"] = fetch_s if i == 0 else 0.0
+            messages.append(_packed(message))
         self._idle_since = time.perf_counter()
-        return _packed(message)
+        return messages[0] if n == 1 else messages
 
     def close(self) -> None:
         self.role.close()
@@ -156,6 +160,7 @@ class RayBackend:
         if self._owns_ray:
             _init_ray(ray, pcfg)
         self.queue_size = pcfg.queue_size
+        self.segments_per_call = pcfg.segments_per_call
         self._classes = {"collector": ray.remote(RayCollector), "evaluator": ray.remote(RayEvaluator)}
         self._workers: Dict[WorkerKey, _Worker] = {}
         self._failures: List[Tuple[WorkerKey, str]] = []
@@ -292,7 +297,7 @@ class RayBackend:
         under_way = sum(len(w.calls) for w in collectors)
         while under_way < self.queue_size:
             worker = min(collectors, key=lambda w: len(w.calls))
-            worker.calls.append(worker.actor.collect.remote(*self._weights_ref()))
+            worker.calls.append(worker.actor.collect.remote(*self._weights_ref(), self.segments_per_call))
             under_way += 1
 
     # ---- messages ------------------------------------------------------------------------------------------------
@@ -327,7 +332,8 @@ class RayBackend:
                 continue
             worker.calls.remove(ref)
             try:
-                out.append(unpacked(self.ray.get(ref)))
+                answer = self.ray.get(ref)  # one segment's message, or a list (segments_per_call > 1)
+                out.extend(unpacked(m) for m in (answer if isinstance(answer, list) else [answer]))
                 if key[0] == "evaluator":
                     self._eval_sent = None
             except Exception as err:  # noqa: BLE001  (the role raised, or the actor died)

@@ -113,6 +113,10 @@ def test_parallel_config_errors_name_the_key(cli, in_tmp):
     assert_user_error(cli.train("--set", "parallel.colector_num=2", mode="parallel"), "parallel.colector_num",
                       "parallel.collector_num")
     assert_user_error(cli.train("--set", "parallel.backend='mpi'", mode="parallel"), "parallel.backend", "'ray'")
+    assert_user_error(cli.train("--set", "parallel.segments_per_call=4", mode="parallel"),
+                      "parallel.segments_per_call=4", "backend='ray'")
+    assert_user_error(cli.train("--set", "parallel.segments_per_call=0", "--backend", "ray", mode="parallel"),
+                      "parallel.segments_per_call=0", "must be an int >= 1")
     assert_user_error(cli.train("--backend", "ray"), "--backend is for -m parallel")
     assert not os.listdir(in_tmp)  # nothing was started
 
