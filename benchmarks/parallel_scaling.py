@@ -28,7 +28,8 @@ steps/s x 4 there):
     python benchmarks/parallel_scaling.py --config dizoo_configs/pong_impala.py --modes serial parallel1 \
         --env-step 40000 --output benchmarks/results/parallel_scaling_pong.json
 
-Modes are ``serial``, ``parallelN`` and ``rayN`` for N = 1, 2, 4, 8 collectors; ``--set KEY=VALUE`` (repeatable) adds
+Modes are ``serial``, ``parallelN`` and ``rayN`` for N = 1, 2, 4, 8 collectors; ``--ray-set KEY=VALUE`` adds an
+override to the rayN runs only (e.g. ``parallel.segments_per_call=4``); ``--set KEY=VALUE`` (repeatable) adds
 an override to every run, e.g. a GPU learner with more collectors on a machine with the cores for them:
 
     python benchmarks/parallel_scaling.py --config dizoo_configs/pong_impala.py --set policy.cuda=True \
@@ -202,6 +203,8 @@ def main() -> None:
     parser.add_argument("--modes", nargs="+", default=["serial", "parallel1", "parallel2"], choices=list(MODES))
     parser.add_argument("--set", dest="extra_sets", action="append", default=[], metavar="KEY=VALUE",
                         help="an override for every run, e.g. --set policy.cuda=True (repeatable)")
+    parser.add_argument("--ray-set", dest="ray_sets", action="append", default=[], metavar="KEY=VALUE",
+                        help="an override for the rayN runs only, e.g. --ray-set parallel.segments_per_call=4")
     parser.add_argument("--hog", action="store_true", help="keep one other process busy on a core throughout "
                                                           "(a shared machine)")
     args = parser.parse_args()
@@ -229,7 +232,8 @@ def run_all(args, config: str, rows: List[Dict[str, Any]]) -> None:
         for repeat in range(args.repeats):
             for seed in args.seeds:
                 for label in args.modes:
-                    rows.append(run_once(label, seed, repeat, args.env_step, workdir, config, args.extra_sets))
+                    sets = args.extra_sets + (args.ray_sets if label.startswith("ray") else [])
+                    rows.append(run_once(label, seed, repeat, args.env_step, workdir, config, sets))
                     r = rows[-1]
                     print(f"{label} seed {seed} repeat {repeat}: {r['env_step']:,} env steps in {r['wall_time_s']} s, "
                           f"steady {fmt(r['steady']['env_step_per_s'])} env steps/s", flush=True)
