@@ -61,6 +61,7 @@ def config(name: str):
 
 def check_learn(name: str, device: str, seconds: float, warmup: int = 10) -> Dict[str, Any]:
     """Learner updates/s of one config's policy on ``device``."""
+    from ding_lite.data.prioritized import train_on_sample
     from ding_lite.entry.build import build, build_buffer, compile_input
     from ding_lite.worker import Learner, SampleCollector
 
@@ -80,11 +81,7 @@ def check_learn(name: str, device: str, seconds: float, warmup: int = 10) -> Dic
         learner = Learner(policy.learn_mode)
 
         def step() -> None:  # as the training loop: with priorities, the batch's go back to the buffer
-            batch = buffer.sample(batch_size, 0)
-            index = getattr(buffer, "last_index", None)
-            info = learner.train(batch)
-            if index is not None:
-                buffer.update_priority(index, info["priority"])
+            train_on_sample(buffer, batch_size, 0, learner.train)
 
         for _ in range(warmup):
             step()

@@ -36,6 +36,7 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from ding_lite.data.prioritized import train_on_sample  # noqa: E402
 from ding_lite.entry.build import build, build_buffer, compile_input  # noqa: E402
 from ding_lite.envs import BlindCliffwalkEnv  # noqa: E402
 from ding_lite.utils import set_seed  # noqa: E402
@@ -97,11 +98,7 @@ def updates_to_learn(n: int, priority: bool, seed: int, warm_up: int, batch_size
             buffer.push(step, collector.envstep)
             if first_reward is None and rewarding:
                 first_reward = it
-        batch = buffer.sample(batch_size, it)
-        index = getattr(buffer, "last_index", None)
-        info = learn.forward(batch)
-        if index is not None:
-            buffer.update_priority(index, info["priority"])
+        train_on_sample(buffer, batch_size, it, learn.forward)
         if it % check_every == 0:
             errors.append(round(q_rmse(parts.policy.model, env, gamma), 4))
             if errors[-1] < tolerance:

@@ -52,6 +52,11 @@ def load_kernels() -> Optional[ModuleType]:
     return sum_tree_kernels
 
 
+def _check_mass(total: float) -> None:
+    if not total > 0:
+        raise ValueError("PriorityTree.find: the tree holds no mass (every slot is empty); push samples first")
+
+
 def _pow2_above(x: float) -> float:
     """A power of two > 4 x (headroom: a block sum may grow 4x before the keys are rebuilt)."""
     return 2.0 ** (math.floor(math.log2(x)) + 3) if x > 0 else 1.0
@@ -184,8 +189,7 @@ class PriorityTree:
         sums = self.block_sum
         cs = torch.cumsum(torch.from_numpy(sums), 0).numpy()
         total = cs[-1]
-        if not total > 0:
-            raise ValueError("PriorityTree.find: the tree holds no mass")
+        _check_mass(total)
         u = np.minimum(np.asarray(fractions, dtype=np.float64) * total, np.nextafter(total, 0.0))
         block = np.minimum(np.searchsorted(cs, u, side="right"), self.n_blocks - 1)
         u -= cs[block] - sums[block]
@@ -220,8 +224,7 @@ class PriorityTree:
     def _repaired(self, idx: np.ndarray) -> np.ndarray:
         """A compiled search's result that included an empty slot: the tree has no mass (an error) or rounding left
         a stray (moved to the nearest nonempty slot)."""
-        if not self.total() > 0:
-            raise ValueError("PriorityTree.find: the tree holds no mass")
+        _check_mass(self.total())
         return self._nearest_nonempty(idx)
 
     def _nearest_nonempty(self, idx: np.ndarray) -> np.ndarray:

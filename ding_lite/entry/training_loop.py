@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 from easydict import EasyDict
 
+from ding_lite.data.prioritized import train_on_sample
 from ding_lite.data.sum_tree import FAST_EXTRA_HINT
 from ding_lite.policy import Policy
 from ding_lite.torch_utils.threads import learner_tuner
@@ -135,15 +136,10 @@ class TrainingRun(RunBase):
         learn, hook = self.cfg.policy.learn, self.cfg.policy.learn.learner.hook
         t0, published = time.perf_counter(), self._time["publish_s"]
         for _ in range(min(int(self._budget), learn.update_per_collect)):
-            batch = self.buffer.sample(learn.batch_size, self.learner.train_iter)
-            if batch is None:
+            self.learner.env_step = self.env_step  # for a learning-rate schedule over env steps
+            if train_on_sample(self.buffer, learn.batch_size, self.learner.train_iter, self.learner.train) is None:
                 self._budget = 0.0
                 break
-            self.learner.env_step = self.env_step  # for a learning-rate schedule over env steps
-            index = getattr(self.buffer, "last_index", None)  # prioritised replay: where the batch came from
-            info = self.learner.train(batch)
-            if index is not None:
-                self.buffer.update_priority(index, info["priority"])
             self._budget -= 1
             it = self.learner.train_iter
             if it % self.transport.weight_sync_freq == 0:
