@@ -39,7 +39,7 @@ CONFIGS = {"Pendulum-v1": "pendulum_sac.py", "HalfCheetah-v5": "halfcheetah_sac.
 
 
 def ding_lite_run(steps: int, args: argparse.Namespace, workdir: str, tag: str, threads,
-                  precision: str = "highest") -> float:
+                  precision: str = "highest", extra: tuple = ()) -> float:
     from ding_lite.config import read_config_file
     from ding_lite.entry import serial_pipeline
     cfg = read_config_file(os.path.join(ROOT, "dizoo_configs", CONFIGS[args.env]))
@@ -51,7 +51,7 @@ def ding_lite_run(steps: int, args: argparse.Namespace, workdir: str, tag: str, 
         "env.evaluator_env_num=1", "env.n_evaluator_episode=1", "policy.eval.evaluator.eval_freq=1000000000",
         "policy.learn.learner.hook.save_ckpt_after_iter=0", f"torch_threads={threads}",
         f"matmul_precision={precision}", "policy.learn.learning_rate_q=1e-3", "policy.learn.learning_rate_policy=1e-3",
-        "policy.learn.learning_rate_alpha=1e-3", "policy.learn.target_theta=0.005",
+        "policy.learn.learning_rate_alpha=1e-3", "policy.learn.target_theta=0.005", *extra,
     ]
     cwd = os.getcwd()
     os.chdir(workdir)

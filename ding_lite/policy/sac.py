@@ -34,6 +34,7 @@ from .base_policy import Policy
 from .checks import check_positive
 from .sac_common import SACActionSpace, SACLosses, Tensors
 from .sac_discrete import DiscreteSAC
+from .sac_manual import ManualContinuousSAC, unsupported as manual_sac_unsupported
 from .sac_mixed import MixedSAC
 from .sac_temperature import check_temperature_config, target_entropies
 
@@ -128,6 +129,10 @@ class SACPolicy(Policy):
             # (bool) DI-engine compatibility: treat every transition as non-terminal. Not needed for time limits,
             # which ding_lite already bootstraps through (truncated is not terminated).
             ignore_done=False,
+            # (bool or None) Continuous actions: compute the losses' gradients by hand instead of with autograd
+            # (policy/sac_manual.py: the same losses and gradients, fewer and larger operations). None: wherever
+            # the model is the built-in QAC with ReLU or tanh layers; True: require it; False: autograd.
+            manual_update=None,
         ),
         collect=dict(n_sample=1),
         other=dict(replay_buffer=dict(replay_buffer_size=1000000)),
@@ -146,6 +151,9 @@ class SACPolicy(Policy):
         if not 0 < learn.target_entropy_ratio < 1:
             raise ConfigError(f"{path}.learn.target_entropy_ratio={learn.target_entropy_ratio}: must be in (0, 1)")
         check_temperature_config(learn, f"{path}.learn")
+        if learn.manual_update not in (None, True, False):
+            raise ConfigError(f"{path}.learn.manual_update={learn.manual_update!r}: must be None (wherever it "
+                              f"applies), True or False")
         if learn.discrete_policy not in ("actor", "boltzmann"):
             raise ConfigError(f"{path}.learn.discrete_policy='{learn.discrete_policy}': must be 'actor' or "
                               f"'boltzmann'")
@@ -266,7 +274,19 @@ class SACPolicy(Policy):
         # One target per temperature, checked against the entropies this action space can have.
         self._target_entropy = target_entropies(learn, self._actions.head_sizes(),
                                                 self._cfg.model.get("log_std_min", -20.0), "policy.learn")
+        self._manual = self._manual_update()
         self._learn_steps = 0
+
+    def _manual_update(self) -> Optional[ManualContinuousSAC]:
+        """The hand-written update where ``learn.manual_update`` asks for it and the model allows it, else None."""
+        mode = self._cfg.learn.manual_update
+        why_not = manual_sac_unsupported(self._model)
+        if mode is False or (mode is None and why_not):
+            return None
+        if why_not:
+            raise ConfigError(f"policy.learn.manual_update=True, but {why_not}: set it to None (autograd where the "
+                              f"hand-written update does not apply) or False")
+        return ManualContinuousSAC(self._model, self._log_alpha, self._model.log_std_min, self._model.log_std_max)
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
         """One update of the critics, the actor and alpha, then (every period) the target critics; ``data`` leaves
@@ -281,21 +301,30 @@ class SACPolicy(Policy):
         data["terminated"] = data["terminated"].float()
         alphas = self._alphas()
         learn = self._cfg.learn
-        losses = self._actions.losses(data, alphas, self._target_critic, self._target_entropy)
-        if "weight" in data:  # prioritised replay's importance weights (B,): on the critics' loss only, as DI-engine
-            losses.critic = S.sac_critic_loss(losses.q, losses.target, data["weight"])
-
+        self._optimizer.zero_grad(set_to_none=True)
+        if self._manual is not None:  # the same losses, their gradients written out by hand (sac_manual.py)
+            flat = self._model.flatten_obs
+            losses = self._manual.step(
+                flat(data["obs"]), data["action"], flat(data["next_obs"]), data["reward"],
+                self._actions._terminated(data), self._actions._discount(data), alphas[0], self._target_critic,
+                self._target_entropy[0], data.get("weight"), learn.auto_alpha)
+        else:
+            losses = self._actions.losses(data, alphas, self._target_critic, self._target_entropy)
+            if "weight" in data:  # prioritised replay's importance weights (B,): on the critics' loss only
+                losses.critic = S.sac_critic_loss(losses.q, losses.target, data["weight"])
+            # Each loss reaches only its own parameters (SACLosses), so one backward of their sum gives every
+            # gradient.
+            total = losses.critic
+            if losses.actor is not None:
+                total = total + losses.actor
+            if learn.auto_alpha:
+                total = total + losses.alpha
+            total.backward()
         info = dict(losses.info)
-        # Each loss reaches only its own parameters (SACLosses), so one backward of their sum gives every gradient.
-        total = losses.critic
         if losses.actor is not None:
-            total = total + losses.actor
             info["actor_loss"] = losses.actor.detach()
         if learn.auto_alpha:
-            total = total + losses.alpha
             info["alpha_loss"] = losses.alpha.detach()
-        self._optimizer.zero_grad(set_to_none=True)
-        total.backward()
         info["grad_norm"] = grad_norm(self._trained_params)  # before the step: the learner checks it is finite
         self._optimizer.step()
         if learn.auto_alpha:  # a fixed alpha is the user's own number

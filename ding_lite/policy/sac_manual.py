@@ -1,0 +1,212 @@
+"""Continuous SAC's update with its gradients written out by hand: the same losses as
+:meth:`~.sac.ContinuousSAC.losses`, without autograd.
+
+Why: at SAC's sizes on a CPU (batch 256, [256, 256] networks) an autograd update spends about a third of its time
+outside the matmuls, in some 150 small operations and the autograd engine's bookkeeping. Written out, the update is
+the matmuls plus a few fused elementwise passes:
+
+* the actor runs once on ``[s'; s]`` (2B rows) instead of twice;
+* the online critics run once on ``[(s, a); (s, a~pi(s))]`` (2B rows): the first B rows make the critic loss, the
+  last B the actor loss, whose gradient goes back to the action only (no weight gradients for those rows);
+* every backward step is the matmul it needs and one pass for the activation's derivative.
+
+It applies to the built-in QAC model with an MLP actor and an :class:`~ding_lite.torch_utils.network.EnsembleMLP`
+of critics, whose activations are ReLU or tanh (:func:`unsupported`); the policy falls back to autograd otherwise.
+``tests/policy/test_sac_manual.py`` checks every gradient against autograd's on the same random numbers.
+
+Shapes: B transitions, N critics, O observation features, D action dims, H hidden units; the actor's layers are
+``nn.Linear`` (weight (out, in)), the critics' ``EnsembleLinear`` (weight (N, in, out), bias (N, 1, out)).
+"""
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import torch
+from torch import nn
+
+from ding_lite.rl_utils import sac as S
+from ding_lite.torch_utils.network import EnsembleLinear, EnsembleMLP
+
+from .sac_common import SACLosses
+
+ACTIVATIONS = {nn.ReLU: "relu", nn.Tanh: "tanh"}
+
+
+def _activation_name(layers: List[nn.Module]) -> Optional[str]:
+    """The one activation between a stack's linear layers, if it is ReLU or tanh everywhere; else None."""
+    names = {ACTIVATIONS.get(type(m)) for m in layers if not isinstance(m, (nn.Linear, EnsembleLinear))}
+    return names.pop() if len(names) == 1 and None not in names else None
+
+
+def unsupported(model: nn.Module) -> Optional[str]:
+    """Why :class:`ManualContinuousSAC` cannot run ``model``'s update (for the config error); None if it can."""
+    from ding_lite.model.qac import QAC
+    if type(model) is not QAC:
+        return f"the model is a {type(model).__name__}, not the built-in QAC"
+    if model.action_space != "continuous":
+        return f"the action space is '{model.action_space}', not 'continuous'"
+    if not isinstance(model.actor, nn.Sequential) or not isinstance(model.critic, EnsembleMLP):
+        return "the actor or the critics are not the built-in MLPs"
+    if any(p.requires_grad for p in model.flatten_obs.parameters()):
+        return "the observation flattener has parameters"
+    actor, critic = list(model.actor), list(model.critic.net)
+    if not isinstance(actor[-1], nn.Linear) or _activation_name(actor) is None or \
+            _activation_name(critic) is None or _activation_name(actor) != _activation_name(critic):
+        return "the activations are not ReLU or tanh (the same in the actor and the critics)"
+    return None
+
+
+def _act_(x: torch.Tensor, name: str) -> torch.Tensor:
+    return x.clamp_min_(0.0) if name == "relu" else x.tanh_()
+
+
+def _act_backward_(grad: torch.Tensor, out: torch.Tensor, name: str) -> torch.Tensor:
+    """In place, the gradient at an activation's input from the gradient ``grad`` at its output and the output
+    ``out`` (ReLU: grad where out > 0; tanh: grad (1 - out^2)); one pass."""
+    if name == "relu":
+        return torch.ops.aten.threshold_backward.grad_input(grad, out, 0.0, grad_input=grad)
+    return torch.ops.aten.tanh_backward.grad_input(grad, out, grad_input=grad)
+
+
+class Workspace:
+    """Tensors kept from one update to the next for the large intermediate results (``out=``), so that an update
+    allocates almost nothing: fresh megabyte-sized tensors each update cost page faults once glibc trims its heap
+    (measured 200-1,000 per update at [256, 256] without this)."""
+
+    def __init__(self) -> None:
+        self._tensors: Dict[Tuple[str, Tuple[int, ...]], torch.Tensor] = {}
+
+    def __call__(self, name: str, shape: Sequence[int], like: torch.Tensor) -> torch.Tensor:
+        key = (name, tuple(shape))
+        t = self._tensors.get(key)
+        if t is None or t.device != like.device or t.dtype != like.dtype:
+            t = self._tensors[key] = torch.empty(key[1], device=like.device, dtype=like.dtype)
+        return t
+
+
+class ManualContinuousSAC:
+    """The losses and gradients of one continuous SAC update on a QAC model (see the module doc).
+
+    :meth:`step` computes the critic, actor and temperature losses exactly as ``ContinuousSAC.losses`` (same
+    random numbers, drawn in the same order) and writes their gradients into the parameters' ``.grad``.
+    """
+
+    def __init__(self, model: nn.Module, log_alpha: nn.Parameter, log_std_min: float, log_std_max: float) -> None:
+        self.log_alpha, self.ws = log_alpha, Workspace()
+        self.act = _activation_name(list(model.actor))
+        self.actor_layers: List[nn.Linear] = [m for m in model.actor if isinstance(m, nn.Linear)]
+        self.critic_layers: List[EnsembleLinear] = [m for m in model.critic.net if isinstance(m, EnsembleLinear)]
+        self.log_std_min, self.log_std_max = log_std_min, log_std_max
+
+    # ---- forward passes that keep what their backward needs ----------------------------------------------------
+    def _actor_forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, List[torch.Tensor]]:
+        """(M, O) -> the actor's output (M, 2D) and each hidden layer's output (M, H)."""
+        hidden = []
+        for i, layer in enumerate(self.actor_layers[:-1]):
+            out = self.ws(f"actor{i}", (x.shape[0], layer.out_features), x)
+            x = _act_(torch.addmm(layer.bias, x, layer.weight.t(), out=out), self.act)
+            hidden.append(x)
+        last = self.actor_layers[-1]
+        return torch.addmm(last.bias, x, last.weight.t()), hidden
+
+    def _critic_forward(self, x: torch.Tensor, layers: List[torch.Tensor], name: str
+                        ) -> Tuple[torch.Tensor, List[torch.Tensor]]:
+        """(M, O + D) -> Q (N, M) of every replica and each hidden layer's output (N, M, H). ``layers``: the
+        flat [weight, bias, weight, bias, ...] of the online or the target critics (``name``)."""
+        n = layers[0].shape[0]
+        h, hidden = x.unsqueeze(0).expand(n, *x.shape), []
+        for i in range(0, len(layers) - 2, 2):
+            out = self.ws(f"{name}{i}", (n, x.shape[0], layers[i].shape[-1]), x)
+            h = _act_(torch.baddbmm(layers[i + 1], h, layers[i], out=out), self.act)
+            hidden.append(h)
+        return torch.baddbmm(layers[-1], h, layers[-2]).squeeze(-1), hidden
+
+    # ---- the update --------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def step(self, obs: torch.Tensor, action: torch.Tensor, next_obs: torch.Tensor, reward: torch.Tensor,
+             terminated: torch.Tensor, gamma, alpha: torch.Tensor, target_critic: nn.Module, target_entropy: float,
+             weight: Optional[torch.Tensor], auto_alpha: bool) -> SACLosses:
+        """Losses and gradients of one update on B transitions: flattened observations ``obs``, ``next_obs``
+        (B, O), ``action`` (B, D) in [-1, 1], ``reward`` and ``terminated`` (B,) float, ``gamma`` a number or (B,),
+        ``alpha`` the 0-dim temperature, ``weight`` (B,) importance weights of the critics' loss or None.
+
+        Sets ``.grad`` of the actor's and critics' parameters (and of log_alpha when ``auto_alpha``); returns the
+        losses as :class:`~.sac_common.SACLosses`, every tensor detached (``q`` (N, B), ``target`` (B,), the
+        entropy estimate in ``info``)."""
+        B, D = action.shape
+        inv_b = 1.0 / B
+        # The actor on [s'; s]: its s' half acts for the critics' target, its s half for the actor's loss.
+        out, actor_hidden = self._actor_forward(torch.cat([next_obs, obs]))
+        mu, raw_log_std = out[:, :D], out[:, D:]
+        log_std = raw_log_std.clamp(self.log_std_min, self.log_std_max)
+        eps = torch.empty_like(mu)
+        eps[:B].normal_(), eps[B:].normal_()  # as the autograd update draws them: s' first, then s
+        a_all, logp_all = S.squashed_gaussian_sample(mu, log_std=log_std, noise=eps)
+        a2, logp2, a_pi, logp = a_all[:B], logp_all[:B], a_all[B:], logp_all[B:]
+
+        # Critic target y = r + gamma (1 - terminated) (min_i Q_i'(s', a') - alpha log pi(a'|s')).
+        target_layers = [p for layer in target_critic.net if isinstance(layer, EnsembleLinear)
+                         for p in (layer.weight, layer.bias)]
+        q2, _ = self._critic_forward(torch.cat([next_obs, a2], dim=-1), target_layers, "target")
+        target = S.sac_critic_target(reward, q2, logp2, alpha, gamma, terminated)
+
+        # The online critics on [(s, a); (s, a_pi)].
+        obs2 = torch.cat([obs, obs])
+        critic_in = torch.cat([obs2, torch.cat([action, a_pi])], dim=-1)
+        online_layers = [p for layer in self.critic_layers for p in (layer.weight, layer.bias)]
+        q_all, critic_hidden = self._critic_forward(critic_in, online_layers, "critic")
+        q, q_pi = q_all[:, :B], q_all[:, B:]
+        # The losses' values from the paper's functions (rl_utils.sac), as the autograd update computes them.
+        critic_loss = S.sac_critic_loss(q, target, weight)
+        actor_loss = S.sac_actor_loss(q_pi, logp, alpha)
+        alpha_loss = S.sac_alpha_loss(self.log_alpha[0], logp, target_entropy)
+        td = q - target
+        argmin = q_pi.argmin(0)
+
+        # d loss / d Q: the critics' loss on the first B rows, the actor's (-1/B at the minimum replica) on the rest.
+        grad_q = torch.empty_like(q_all)
+        torch.mul(td if weight is None else td * weight, 2.0 * inv_b, out=grad_q[:, :B])
+        grad_q[:, B:].zero_().scatter_(0, argmin.unsqueeze(0), -inv_b)
+        grad_a = self._critic_backward(critic_in, critic_hidden, grad_q, B, D)  # (B, D) d actor_loss / d a_pi
+
+        # Back through a = tanh(u), u = mu + std eps and log pi: d log pi / d u = 2 tanh(u), d log pi / d log_std =
+        # -1 (directly), the actor loss weighing each log pi(a_b|s_b) by alpha / B.
+        a_s = a_pi
+        grad_u = grad_a * (1.0 - a_s.square()) + (2.0 * inv_b) * alpha * a_s
+        grad_log_std = grad_u * log_std[B:].exp() * eps[B:] - alpha * inv_b
+        in_range = (raw_log_std[B:] >= self.log_std_min) & (raw_log_std[B:] <= self.log_std_max)
+        grad_out = torch.cat([grad_u, grad_log_std * in_range], dim=-1)
+        self._actor_backward(obs, [h[B:] for h in actor_hidden], grad_out)
+        if auto_alpha:
+            self.log_alpha.grad = (-(logp.mean() + target_entropy)).reshape(1)
+        return SACLosses(critic_loss, actor_loss, alpha_loss, q, target, {"entropy": -logp.mean()})
+
+    def _critic_backward(self, x: torch.Tensor, hidden: List[torch.Tensor], grad_q: torch.Tensor, n_weighted: int,
+                         n_action: int) -> torch.Tensor:
+        """Back through the online critics from d loss / d Q (N, M): weight gradients from the first ``n_weighted``
+        rows only (the critics' loss; the other rows' loss trains the actor alone). Returns d loss / d action for
+        the other rows, (M - n_weighted, D) summed over the replicas (the action: the input's last ``n_action``
+        columns)."""
+        rows, layers, ws = slice(0, n_weighted), self.critic_layers, self.ws
+        g = grad_q.unsqueeze(-1)  # (N, M, 1)
+        for i in range(len(layers) - 1, -1, -1):
+            weight = layers[i].weight
+            below = hidden[i - 1] if i > 0 else x.unsqueeze(0).expand(g.shape[0], *x.shape)
+            weight.grad = torch.bmm(below[:, rows].transpose(1, 2), g[:, rows], out=ws(f"critic_w{i}", weight.shape, g))
+            layers[i].bias.grad = g[:, rows].sum(1, keepdim=True)
+            if i > 0:  # (N, M, out) -> (N, M, in); an output of one unit is a broadcast product, not a matmul
+                out = ws(f"critic_g{i}", below.shape, g)
+                g = torch.mul(g, weight.transpose(1, 2), out=out) if g.shape[-1] == 1 else \
+                    torch.bmm(g, weight.transpose(1, 2), out=out)
+                g = _act_backward_(g, below, self.act)
+        return torch.bmm(g[:, n_weighted:], layers[0].weight[:, -n_action:].transpose(1, 2)).sum(0)
+
+    def _actor_backward(self, x: torch.Tensor, hidden: List[torch.Tensor], grad_out: torch.Tensor) -> None:
+        """Back through the actor MLP from d loss / d output (B, 2D) at input ``x`` (B, O) with hidden outputs
+        ``hidden``; sets every layer's weight and bias gradient."""
+        g, layers, ws = grad_out, self.actor_layers, self.ws
+        for i in range(len(layers) - 1, -1, -1):
+            weight = layers[i].weight
+            below = hidden[i - 1] if i > 0 else x
+            weight.grad = torch.mm(g.t(), below, out=ws(f"actor_w{i}", weight.shape, g))
+            layers[i].bias.grad = g.sum(0)
+            if i > 0:
+                g = _act_backward_(torch.mm(g, weight, out=ws(f"actor_g{i}", below.shape, g)), below, self.act)
