@@ -10,7 +10,7 @@ import torch
 from easydict import EasyDict
 
 from ding_lite.rl_utils import from_importance_weights
-from ding_lite.torch_utils import GradClipper, kl, make_dist, make_optimizer, tree_map
+from ding_lite.torch_utils import GradClipper, adam_step, kl, make_dist, make_optimizer, tree_map
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
 from .checks import check_optimizer, check_positive
@@ -123,7 +123,7 @@ class IMPALAPolicy(UnrollPolicy):
         self._optimizer.zero_grad(set_to_none=True)
         total_loss.backward()
         grad_norm = self._grad_clip(self._params)
-        self._optimizer.step()
+        adam_step(self._optimizer)
         return {
             "cur_lr": self._optimizer.param_groups[0]["lr"],
             "total_loss": total_loss.detach(),

@@ -26,7 +26,7 @@ from torch import nn
 
 from ding_lite.rl_utils import sac as S
 from ding_lite.rl_utils.nstep import nstep_first_transition
-from ding_lite.torch_utils import grad_norm, make_optimizer, polyak_update, tree_map
+from ding_lite.torch_utils import adam_step, grad_norm, make_optimizer, polyak_update, tree_map
 from ding_lite.torch_utils.tree import leading_dim
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
@@ -326,7 +326,7 @@ class SACPolicy(Policy):
         if learn.auto_alpha:
             info["alpha_loss"] = losses.alpha.detach()
         info["grad_norm"] = grad_norm(self._trained_params)  # before the step: the learner checks it is finite
-        self._optimizer.step()
+        adam_step(self._optimizer)
         if learn.auto_alpha:  # a fixed alpha is the user's own number
             S.clamp_log_alpha_(self._log_alpha, learn.max_log_alpha, learn.min_log_alpha)
         self._learn_steps += 1

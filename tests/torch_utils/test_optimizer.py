@@ -53,3 +53,59 @@ def test_adam_is_fused_only_where_torch_has_the_kernel():
     assert make_optimizer("adam", [torch.nn.Parameter(torch.ones(3))], 0.1).defaults["fused"]
     meta = make_optimizer("adam", [{"params": [torch.nn.Parameter(torch.ones(3, device="meta"))]}], 0.1)
     assert not meta.defaults["fused"] and meta.defaults["foreach"]
+
+
+def _adam_pair(**kwargs):
+    """Two copies of the same parameters in make_optimizer's Adam, three groups (two with the same rate)."""
+    from ding_lite.torch_utils import make_optimizer
+    g = torch.Generator().manual_seed(0)
+    shapes = [(4, 3), (3,), (5, 2), (2,), (1,)]
+    pairs = []
+    for _ in range(2):
+        params = [torch.nn.Parameter(torch.randn(s, generator=torch.Generator().manual_seed(i)))
+                  for i, s in enumerate(shapes)]
+        groups = [{"params": params[:2], "lr": 0.01}, {"params": params[2:4], "lr": 0.01, "weight_decay": 0.1},
+                  {"params": params[4:], "lr": 0.003}]
+        pairs.append((params, make_optimizer("adam", groups, 0.01, **kwargs)))
+    grads = [[torch.randn(s, generator=g) for s in shapes] for _ in range(6)]
+    return pairs, grads
+
+
+def _run(params, opt, grads, step, skip=()):
+    for i, gs in enumerate(grads):
+        opt.zero_grad(set_to_none=True)
+        for j, (p, grad) in enumerate(zip(params, gs)):
+            if (i, j) not in skip:  # a parameter without a gradient in some steps
+                p.grad = grad.clone()
+        step(opt)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"amsgrad": True}], ids=["lean", "amsgrad_falls_back"])
+def test_adam_step_is_bit_identical_to_optimizer_step(kwargs):
+    from ding_lite.torch_utils import adam_step
+    ((p1, o1), (p2, o2)), grads = _adam_pair(**kwargs)
+    skip = {(0, 4), (3, 0), (3, 1)}  # log_alpha-like: no gradient on the first step; a group idle once
+    _run(p1, o1, grads, lambda o: o.step(), skip)
+    _run(p2, o2, grads, adam_step, skip)
+    for a, b in zip(p1, p2):
+        assert torch.equal(a, b)
+    s1, s2 = o1.state_dict()["state"], o2.state_dict()["state"]
+    for k in s1:
+        for name in s1[k]:
+            assert torch.equal(s1[k][name], s2[k][name]), (k, name)
+
+
+def test_adam_step_runs_without_optimizer_step_and_falls_back_for_hooks():
+    """After the first step (which makes the state) the lean path must not go through Optimizer.step; with a hook
+    registered it must (so that the hook runs)."""
+    from ding_lite.torch_utils import adam_step
+    ((params, opt), _), grads = _adam_pair()
+    _run(params, opt, grads[:1], adam_step)
+    calls = []
+    opt.step = lambda *a, **k: calls.append(1)  # the instance's step: counts instead of stepping
+    before = [p.detach().clone() for p in params]
+    _run(params, opt, grads[1:2], adam_step)
+    assert not calls and all(not torch.equal(a, b) for a, b in zip(before, params))
+    opt.register_step_pre_hook(lambda *a: None)
+    _run(params, opt, grads[2:3], adam_step)
+    assert calls == [1]
