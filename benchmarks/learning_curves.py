@@ -12,6 +12,9 @@ what prioritised replay does there; run them as two processes side by side (``--
 halfcheetah_sac_per``); afterwards ``ding_lite plot runs/learning_curves/halfcheetah_sac
 runs/learning_curves/halfcheetah_sac_per -o docs/images/halfcheetah_sac_per_compare.png`` draws them together.
 
+pendulum_sac_256_manual / _autograd and halfcheetah_sac_manual / _autograd measure SAC's hand-written update against
+autograd's (docs/sac.md#speed); run each pair as two processes side by side.
+
 hopper_sac and hopper_sac_normalize_obs (dizoo_configs/hopper_sac.py without and with ``env.normalize_obs``; needs
 ``pip install "gymnasium[mujoco]"``) measure what observation normalisation does (docs/custom_env.md); afterwards
 ``ding_lite plot runs/learning_curves/hopper_sac runs/learning_curves/hopper_sac_normalize_obs -o
@@ -38,6 +41,15 @@ CURVES = {
     "halfcheetah_sac_per": ("halfcheetah_sac.py", 60_000, 3000, ["--set", "torch_threads=1", "--set",
                                                                  "policy.priority=True", "--set",
                                                                  "policy.priority_IS_weight=True"]),
+    # SAC's hand-written update (policy.learn.manual_update, the default) against autograd's, one torch thread each so
+    # that each pair runs side by side (docs/sac.md#speed): Pendulum at [256, 256] and HalfCheetah.
+    **{f"{name}_{kind}": (config, budget, threshold, [*extra, "--set", "torch_threads=1", "--set",
+                                                     f"policy.learn.manual_update={kind == 'manual'}"])
+       for name, config, budget, threshold, extra in [
+           ("pendulum_sac_256", "pendulum_sac.py", 6_000, -200,
+            ["--set", "policy.model.actor_head_hidden_size=256", "--set", "policy.model.critic_head_hidden_size=256"]),
+           ("halfcheetah_sac", "halfcheetah_sac.py", 60_000, 3000, [])]
+       for kind in ("manual", "autograd")},
 }
 
 

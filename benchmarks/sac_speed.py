@@ -17,7 +17,11 @@ per-update figures to put beside benchmarks/sac_update_profile.py's.
 Needs the extra `bench` (stable-baselines3, sbx-rl). Writes benchmarks/results/sac_speed[_<env>][_<hidden>].json.
 
     python benchmarks/sac_speed.py [--env Pendulum-v1] [--hidden 64] [--batch 256] [--steps 1500 4500] [--threads 1]
-                                   [--rows defaults equal_threads medium_matmuls] [--no-sbx] [--output FILE]
+                                   [--rows defaults equal_threads medium_matmuls] [--no-sbx] [--autograd]
+                                   [--output FILE]
+
+``--autograd`` adds ding_lite with autograd's update (``policy.learn.manual_update=False``) to each row, beside the
+hand-written update that continuous SAC uses by default.
 """
 import argparse
 import json
@@ -147,6 +151,10 @@ def compare(args: argparse.Namespace, ding_threads, sb3_threads: int, precision:
                                                         precision), n1, n2)
         row["ding_lite"]["threads"] = torch.get_num_threads()  # what 'auto' resolved to
         row["ding_lite"]["matmul_precision"] = precision
+        if args.autograd:  # the same with autograd's update instead of the hand-written one (continuous SAC)
+            row["ding_lite_autograd"] = rate(lambda n: ding_lite_run(
+                n, args, workdir, f"bench{next(counter)}", ding_threads, precision,
+                ("policy.learn.manual_update=False",)), n1, n2)
         torch.set_float32_matmul_precision("highest")  # SB3 in torch's default precision
     row["stable_baselines3"] = rate(lambda n: sb3_run(n, args, sb3_threads), n1, n2)
     row["stable_baselines3"]["threads"] = sb3_threads
@@ -184,6 +192,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="the thread count of the 'equal threads' row")
     parser.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS))
     parser.add_argument("--no-sbx", dest="sbx", action="store_false", help="leave SBX out")
+    parser.add_argument("--autograd", action="store_true",
+                        help="also ding_lite with autograd's update (policy.learn.manual_update=False)")
     parser.add_argument("--sbx-timed", type=int, default=200, help="SBX updates timed on their own after each run")
     parser.add_argument("--sbx-child", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--sbx-pin", type=int, default=0, help=argparse.SUPPRESS)
@@ -218,6 +228,9 @@ def main() -> None:
         print(f"  {name:14}{d['env_steps_per_s']:11.1f} ({d['threads']}){s['env_steps_per_s']:11.1f} ({s['threads']})"
               f"{sbx_cols}{row['ratio_ding_lite_over_sb3']:12.2f}x{row['cpu_ratio_ding_lite_over_sb3']:11.2f}x"
               f"{sbx_ratios}")
+    for name, row in rows.items():
+        if "ding_lite_autograd" in row:
+            print(f"  {name}: ding_lite with autograd's update {row['ding_lite_autograd']['env_steps_per_s']:.1f}")
     if any("sbx" in row for row in rows.values()):
         print("  SBX on its own, ms: " + ", ".join(f"{name}: update {row['sbx']['update_ms']}, act "
                                                     f"{row['sbx']['act_ms']}" for name, row in rows.items()))

@@ -3,18 +3,21 @@
 Builds ding_lite's continuous SAC through the real config path (pendulum_sac.py, or --obs/--act for other shapes such
 as HalfCheetah's 17/6) with [H, H] actor and critics, and times on a fixed random batch:
 
-* ``update``: the whole ``_forward_learn`` (what the learner calls), median over --updates;
-* its phases, timed one after the other in a copy of the same steps: ``forward`` (the three losses),
-  ``backward``, ``optimizer`` (the fused Adam step, the alpha clamp and the Polyak update of the target critics);
+* ``update``: the whole ``_forward_learn`` (what the learner calls), median over --updates, for the default update
+  (continuous SAC's hand-written gradients, ``policy/sac_manual.py``; lever ``-``) and the autograd one (lever
+  ``autograd``: ``policy.learn.manual_update=False``);
+* its phases, timed one after the other in a copy of the same steps: ``forward`` (the three losses) and
+  ``backward`` of the autograd update, ``forward_backward`` of the hand-written one (one call gives its losses and
+  gradients), ``optimizer`` (the fused Adam step, the alpha clamp and the Polyak update of the target critics);
 * ``collect``: one env step of the serial pipeline's collection (the actor's forward on one observation, the env
   step, the transition into the buffer) and ``sample``: drawing a batch from the replay buffer.
 
 The FLOPs of one update (forward and backward) are counted by torch's ``FlopCounterMode``; the floor is those FLOPs
 at the dense matmul rate measured here on the update's own shapes (``matmul_gflops``).
 
-``--levers`` adds rows at the highest thread count, each changing one thing: ``foreach_adam`` (torch's multi-tensor
-Adam instead of the fused one ding_lite uses), ``compiled`` (``torch.compile`` of the losses' forward; its first
-update, compilation included, is ``compile_s``) and ``medium_matmuls`` (``matmul_precision='medium'``). Writes
+``--levers`` adds rows at the highest thread count, each changing one thing of the autograd update: ``foreach_adam``
+(torch's multi-tensor Adam instead of the fused one ding_lite uses), ``compiled`` (``torch.compile`` of the losses'
+forward; its first update, compilation included, is ``compile_s``) and ``medium_matmuls`` (``matmul_precision='medium'``). Writes
 benchmarks/results/sac_update_profile[_<tag>].json.
 
     python benchmarks/sac_update_profile.py [--hidden 256] [--batch 256] [--threads 1 2] [--obs 3 --act 1] [--levers]
@@ -71,27 +74,38 @@ def median_ms(fn, n: int) -> float:
 
 
 def phases(policy, batch: dict, n: int) -> dict:
-    """The update's steps as in SACPolicy._forward_learn, each timed on its own (median ms)."""
+    """The update's steps as in SACPolicy._forward_learn, each timed on its own (median ms): ``forward`` (the
+    losses) and ``backward`` of the autograd update, or ``forward_backward`` of the hand-written one (its losses and
+    gradients come out of one call); then ``optimizer``."""
     from ding_lite.rl_utils import sac as S
-    from ding_lite.torch_utils import grad_norm, polyak_update
+    from ding_lite.torch_utils import adam_step, grad_norm, polyak_update
     learn = policy._cfg.learn
     fwd, bwd, opt = [], [], []
     for _ in range(n):
         t0 = time.perf_counter()
         data = dict(batch, reward=batch["reward"].float(), terminated=batch["terminated"].float())
-        losses = policy._actions.losses(data, policy._alphas(), policy._target_critic, policy._target_entropy)
-        t1 = time.perf_counter()
         policy._optimizer.zero_grad(set_to_none=True)
-        (losses.critic + losses.actor + losses.alpha).backward()
+        if policy._manual is not None:
+            policy._manual.step(data["obs"], data["action"], data["next_obs"], data["reward"], data["terminated"],
+                                learn.discount_factor, policy._alphas()[0],
+                                policy._target_entropy[0], None, learn.auto_alpha)
+            t1 = time.perf_counter()
+        else:
+            losses = policy._actions.losses(data, policy._alphas(), policy._target_critic, policy._target_entropy)
+            t1 = time.perf_counter()
+            (losses.critic + losses.actor + losses.alpha).backward()
         grad_norm(policy._trained_params)
         t2 = time.perf_counter()
-        policy._optimizer.step()
+        adam_step(policy._optimizer)
         S.clamp_log_alpha_(policy._log_alpha, learn.max_log_alpha, learn.min_log_alpha)
         polyak_update(policy._target_params, policy._critic_params, learn.target_theta)
         t3 = time.perf_counter()
         fwd.append(t1 - t0), bwd.append(t2 - t1), opt.append(t3 - t2)
-    return {name: round(1e3 * statistics.median(ts), 3) for name, ts in
-            (("forward", fwd), ("backward", bwd), ("optimizer", opt))}
+    if policy._manual is not None:
+        fwd, bwd = [a + b for a, b in zip(fwd, bwd)], None
+    names = (("forward_backward", fwd), ("optimizer", opt)) if bwd is None else \
+        (("forward", fwd), ("backward", bwd), ("optimizer", opt))
+    return {name: round(1e3 * statistics.median(ts), 3) for name, ts in names}
 
 
 def update_flops(policy, batch: dict) -> int:
@@ -142,6 +156,8 @@ def apply_lever(policy, lever: str, batch: dict) -> dict:
 def profile(args: argparse.Namespace, threads: int, extra: dict, lever: str = "") -> dict:
     if lever == "medium_matmuls":
         extra = dict(extra, matmul_precision="medium")
+    if lever in ("autograd", "compiled", "foreach_adam"):  # the autograd update (compiled: its losses compiled)
+        extra = dict(extra, **{"policy.learn.manual_update": False})
     cfg, policy, parts = build_policy(args, threads, extra)
     torch.set_num_threads(threads)
     batch = random_batch(args)
@@ -178,13 +194,13 @@ def main() -> None:
     for item in args.set:
         key, value = item.split("=", 1)
         extra[key] = json.loads(value) if value[:1] in "0123456789-[{tf\"n" else value
-    rows = [profile(args, t, extra) for t in args.threads]
+    rows = [profile(args, t, extra, lever) for t in args.threads for lever in ("", "autograd")]
     if args.levers:
         rows += [profile(args, max(args.threads), extra, lever)
                  for lever in ("foreach_adam", "compiled", "medium_matmuls")]
     print(f"SAC update, [{args.hidden}, {args.hidden}] nets, batch {args.batch}, obs {args.obs}, act {args.act} "
           f"(ms, medians of {args.updates}){' ' + str(extra) if extra else ''}")
-    keys = ["update", "forward", "backward", "optimizer", "collect", "sample", "update_mflop", "matmul_gflops",
+    keys = ["update", "forward", "backward", "forward_backward", "optimizer", "collect", "sample", "update_mflop", "matmul_gflops",
             "floor_ms", "update_over_floor"]  # floor_ms at this row's own matmul rate
     print(f"{'threads':>8}{'lever':>16}" + "".join(f"{k:>18}" for k in keys) + f"{'compile_s':>11}")
     for row in rows:

@@ -133,6 +133,9 @@ class SACPolicy(Policy):
             # (policy/sac_manual.py: the same losses and gradients, fewer and larger operations). None: wherever
             # the model is the built-in QAC with ReLU or tanh layers; True: require it; False: autograd.
             manual_update=None,
+            # (bool) The hand-written update as one torch.compile program (needs a C++ compiler; compiles for a few
+            # seconds when a run starts): faster with narrow networks on a CPU, see docs/sac.md#speed.
+            compile_update=False,
         ),
         collect=dict(n_sample=1),
         other=dict(replay_buffer=dict(replay_buffer_size=1000000)),
@@ -279,14 +282,18 @@ class SACPolicy(Policy):
 
     def _manual_update(self) -> Optional[ManualContinuousSAC]:
         """The hand-written update where ``learn.manual_update`` asks for it and the model allows it, else None."""
-        mode = self._cfg.learn.manual_update
+        mode, compiled = self._cfg.learn.manual_update, self._cfg.learn.compile_update
         why_not = manual_sac_unsupported(self._model)
+        if compiled and (mode is False or why_not):
+            raise ConfigError(f"policy.learn.compile_update=True compiles the hand-written update, but "
+                              f"{'policy.learn.manual_update=False' if mode is False else why_not}: set "
+                              f"compile_update to False")
         if mode is False or (mode is None and why_not):
             return None
         if why_not:
             raise ConfigError(f"policy.learn.manual_update=True, but {why_not}: set it to None (autograd where the "
                               f"hand-written update does not apply) or False")
-        return ManualContinuousSAC(self._model, self._log_alpha, self._model.log_std_min, self._model.log_std_max)
+        return ManualContinuousSAC(self._model, self._log_alpha, self._target_critic, self._cfg.learn.compile_update)
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
         """One update of the critics, the actor and alpha, then (every period) the target critics; ``data`` leaves
@@ -306,8 +313,8 @@ class SACPolicy(Policy):
             flat = self._model.flatten_obs
             losses = self._manual.step(
                 flat(data["obs"]), data["action"], flat(data["next_obs"]), data["reward"],
-                self._actions._terminated(data), self._actions._discount(data), alphas[0], self._target_critic,
-                self._target_entropy[0], data.get("weight"), learn.auto_alpha)
+                self._actions._terminated(data), self._actions._discount(data), alphas[0], self._target_entropy[0],
+                data.get("weight"), learn.auto_alpha)
         else:
             losses = self._actions.losses(data, alphas, self._target_critic, self._target_entropy)
             if "weight" in data:  # prioritised replay's importance weights (B,): on the critics' loss only

@@ -17,7 +17,7 @@ of critics, whose activations are ReLU or tanh (:func:`unsupported`); the policy
 Shapes: B transitions, N critics, O observation features, D action dims, H hidden units; the actor's layers are
 ``nn.Linear`` (weight (out, in)), the critics' ``EnsembleLinear`` (weight (N, in, out), bias (N, 1, out)).
 """
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import nn
@@ -58,12 +58,14 @@ def _act_(x: torch.Tensor, name: str) -> torch.Tensor:
     return x.clamp_min_(0.0) if name == "relu" else x.tanh_()
 
 
-def _act_backward_(grad: torch.Tensor, out: torch.Tensor, name: str) -> torch.Tensor:
-    """In place, the gradient at an activation's input from the gradient ``grad`` at its output and the output
-    ``out`` (ReLU: grad where out > 0; tanh: grad (1 - out^2)); one pass."""
+def _act_backward(grad: torch.Tensor, out: torch.Tensor, name: str, in_place: bool) -> torch.Tensor:
+    """The gradient at an activation's input from the gradient ``grad`` at its output and the output ``out`` (ReLU:
+    grad where out > 0; tanh: grad (1 - out^2)); one pass, written over ``grad`` when ``in_place``."""
     if name == "relu":
-        return torch.ops.aten.threshold_backward.grad_input(grad, out, 0.0, grad_input=grad)
-    return torch.ops.aten.tanh_backward.grad_input(grad, out, grad_input=grad)
+        op = torch.ops.aten.threshold_backward
+        return op.grad_input(grad, out, 0.0, grad_input=grad) if in_place else op(grad, out, 0.0)
+    op = torch.ops.aten.tanh_backward
+    return op.grad_input(grad, out, grad_input=grad) if in_place else op(grad, out)
 
 
 class Workspace:
@@ -87,21 +89,37 @@ class ManualContinuousSAC:
 
     :meth:`step` computes the critic, actor and temperature losses exactly as ``ContinuousSAC.losses`` (same
     random numbers, drawn in the same order) and writes their gradients into the parameters' ``.grad``.
+
+    ``compiled``: the losses and gradients (everything but drawing the noise and setting ``.grad``) as one
+    ``torch.compile`` program (``fullgraph``); intermediate results are then inductor's to place, not kept in a
+    :class:`Workspace`.
     """
 
-    def __init__(self, model: nn.Module, log_alpha: nn.Parameter, log_std_min: float, log_std_max: float) -> None:
-        self.log_alpha, self.ws = log_alpha, Workspace()
+    def __init__(self, model: nn.Module, log_alpha: nn.Parameter, target_critic: nn.Module,
+                 compiled: bool = False) -> None:
+        self.log_alpha = log_alpha
         self.act = _activation_name(list(model.actor))
         self.actor_layers: List[nn.Linear] = [m for m in model.actor if isinstance(m, nn.Linear)]
         self.critic_layers: List[EnsembleLinear] = [m for m in model.critic.net if isinstance(m, EnsembleLinear)]
-        self.log_std_min, self.log_std_max = log_std_min, log_std_max
+        self.target_layers = [p for m in target_critic.net if isinstance(m, EnsembleLinear) for p in (m.weight, m.bias)]
+        self.log_std_min, self.log_std_max = model.log_std_min, model.log_std_max
+        # The parameters in the order of the gradients that _losses_and_grads returns.
+        self.params = [p for m in self.critic_layers + self.actor_layers for p in (m.weight, m.bias)]
+        self.compiled, self._ran = compiled, False
+        self.ws = None if compiled else Workspace()
+        if compiled:
+            self._losses_and_grads = torch.compile(self._losses_and_grads, dynamic=False, fullgraph=True)
+
+    def _out(self, name: str, shape: Sequence[int], like: torch.Tensor) -> Optional[torch.Tensor]:
+        """A kept tensor for an ``out=`` argument (None, a fresh result, when compiled)."""
+        return None if self.ws is None else self.ws(name, shape, like)
 
     # ---- forward passes that keep what their backward needs ----------------------------------------------------
     def _actor_forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, List[torch.Tensor]]:
         """(M, O) -> the actor's output (M, 2D) and each hidden layer's output (M, H)."""
         hidden = []
         for i, layer in enumerate(self.actor_layers[:-1]):
-            out = self.ws(f"actor{i}", (x.shape[0], layer.out_features), x)
+            out = self._out(f"actor{i}", (x.shape[0], layer.out_features), x)
             x = _act_(torch.addmm(layer.bias, x, layer.weight.t(), out=out), self.act)
             hidden.append(x)
         last = self.actor_layers[-1]
@@ -114,7 +132,7 @@ class ManualContinuousSAC:
         n = layers[0].shape[0]
         h, hidden = x.unsqueeze(0).expand(n, *x.shape), []
         for i in range(0, len(layers) - 2, 2):
-            out = self.ws(f"{name}{i}", (n, x.shape[0], layers[i].shape[-1]), x)
+            out = self._out(f"{name}{i}", (n, x.shape[0], layers[i].shape[-1]), x)
             h = _act_(torch.baddbmm(layers[i + 1], h, layers[i], out=out), self.act)
             hidden.append(h)
         # One output unit: a dot product per row (one pass over h), 4-5x faster than a (M, H) x (H, 1) matmul here.
@@ -123,7 +141,7 @@ class ManualContinuousSAC:
     # ---- the update --------------------------------------------------------------------------------------------
     @torch.no_grad()
     def step(self, obs: torch.Tensor, action: torch.Tensor, next_obs: torch.Tensor, reward: torch.Tensor,
-             terminated: torch.Tensor, gamma, alpha: torch.Tensor, target_critic: nn.Module, target_entropy: float,
+             terminated: torch.Tensor, gamma: Union[float, torch.Tensor], alpha: torch.Tensor, target_entropy: float,
              weight: Optional[torch.Tensor], auto_alpha: bool) -> SACLosses:
         """Losses and gradients of one update on B transitions: flattened observations ``obs``, ``next_obs``
         (B, O), ``action`` (B, D) in [-1, 1], ``reward`` and ``terminated`` (B,) float, ``gamma`` a number or (B,),
@@ -133,25 +151,44 @@ class ManualContinuousSAC:
         losses as :class:`~.sac_common.SACLosses`, every tensor detached (``q`` (N, B), ``target`` (B,), the
         entropy estimate in ``info``)."""
         B, D = action.shape
+        eps = torch.empty(2 * B, D, dtype=action.dtype, device=action.device)
+        eps[:B].normal_(), eps[B:].normal_()  # as the autograd update draws them: s' first, then s
+        try:
+            critic_loss, actor_loss, alpha_loss, q, target, logp_mean, grads = self._losses_and_grads(
+                obs, action, next_obs, reward, terminated, gamma, alpha, target_entropy, weight, eps)
+        except Exception as error:  # torch.compile's first call compiles: say which key to turn off
+            if not self.compiled or self._ran:
+                raise
+            raise RuntimeError(f"policy.learn.compile_update=True: torch.compile of the SAC update failed "
+                               f"({type(error).__name__}: {str(error)[:300]}); set it to False") from error
+        self._ran = True
+        for p, grad in zip(self.params, grads):
+            p.grad = grad
+        if auto_alpha:
+            self.log_alpha.grad = (-(logp_mean + target_entropy)).reshape(1)
+        return SACLosses(critic_loss, actor_loss, alpha_loss, q, target, {"entropy": -logp_mean})
+
+    def _losses_and_grads(self, obs: torch.Tensor, action: torch.Tensor, next_obs: torch.Tensor,
+                          reward: torch.Tensor, terminated: torch.Tensor, gamma: Union[float, torch.Tensor],
+                          alpha: torch.Tensor, target_entropy: float, weight: Optional[torch.Tensor],
+                          eps: torch.Tensor) -> tuple:
+        """:meth:`step` given the noise ``eps`` (2B, D) (s' rows, then s rows): the three losses, q, the target,
+        mean log pi(a|s) and the gradients of :attr:`params`."""
+        B, D = action.shape
         inv_b = 1.0 / B
         # The actor on [s'; s]: its s' half acts for the critics' target, its s half for the actor's loss.
         out, actor_hidden = self._actor_forward(torch.cat([next_obs, obs]))
         mu, raw_log_std = out[:, :D], out[:, D:]
         log_std = raw_log_std.clamp(self.log_std_min, self.log_std_max)
-        eps = torch.empty_like(mu)
-        eps[:B].normal_(), eps[B:].normal_()  # as the autograd update draws them: s' first, then s
         a_all, logp_all = S.squashed_gaussian_sample(mu, log_std=log_std, noise=eps)
         a2, logp2, a_pi, logp = a_all[:B], logp_all[:B], a_all[B:], logp_all[B:]
 
         # Critic target y = r + gamma (1 - terminated) (min_i Q_i'(s', a') - alpha log pi(a'|s')).
-        target_layers = [p for layer in target_critic.net if isinstance(layer, EnsembleLinear)
-                         for p in (layer.weight, layer.bias)]
-        q2, _ = self._critic_forward(torch.cat([next_obs, a2], dim=-1), target_layers, "target")
+        q2, _ = self._critic_forward(torch.cat([next_obs, a2], dim=-1), self.target_layers, "target")
         target = S.sac_critic_target(reward, q2, logp2, alpha, gamma, terminated)
 
         # The online critics on [(s, a); (s, a_pi)].
-        obs2 = torch.cat([obs, obs])
-        critic_in = torch.cat([obs2, torch.cat([action, a_pi])], dim=-1)
+        critic_in = torch.cat([torch.cat([obs, obs]), torch.cat([action, a_pi])], dim=-1)
         online_layers = [p for layer in self.critic_layers for p in (layer.weight, layer.bias)]
         q_all, critic_hidden = self._critic_forward(critic_in, online_layers, "critic")
         q, q_pi = q_all[:, :B], q_all[:, B:]
@@ -159,60 +196,60 @@ class ManualContinuousSAC:
         critic_loss = S.sac_critic_loss(q, target, weight)
         actor_loss = S.sac_actor_loss(q_pi, logp, alpha)
         alpha_loss = S.sac_alpha_loss(self.log_alpha[0], logp, target_entropy)
-        td = q - target
-        argmin = q_pi.argmin(0)
 
         # d loss / d Q: the critics' loss on the first B rows, the actor's (-1/B at the minimum replica) on the rest.
-        grad_q = torch.empty_like(q_all)
-        torch.mul(td if weight is None else td * weight, 2.0 * inv_b, out=grad_q[:, :B])
-        grad_q[:, B:].zero_().scatter_(0, argmin.unsqueeze(0), -inv_b)
-        grad_a = self._critic_backward(critic_in, critic_hidden, grad_q, B, D)  # (B, D) d actor_loss / d a_pi
+        td = q - target
+        grad_pi = torch.zeros_like(q_pi).scatter_(0, q_pi.argmin(0, keepdim=True), -inv_b)
+        grad_q = torch.cat([(2.0 * inv_b) * (td if weight is None else td * weight), grad_pi], dim=1)
+        critic_grads, grad_a = self._critic_backward(critic_in, critic_hidden, grad_q, B, D)  # grad_a (B, D)
 
         # Back through a = tanh(u), u = mu + std eps and log pi: d log pi / d u = 2 tanh(u), d log pi / d log_std =
         # -1 (directly), the actor loss weighing each log pi(a_b|s_b) by alpha / B.
-        a_s = a_pi
-        grad_u = grad_a * (1.0 - a_s.square()) + (2.0 * inv_b) * alpha * a_s
+        grad_u = grad_a * (1.0 - a_pi.square()) + (2.0 * inv_b) * alpha * a_pi
         grad_log_std = grad_u * log_std[B:].exp() * eps[B:] - alpha * inv_b
         in_range = (raw_log_std[B:] >= self.log_std_min) & (raw_log_std[B:] <= self.log_std_max)
         grad_out = torch.cat([grad_u, grad_log_std * in_range], dim=-1)
-        self._actor_backward(obs, [h[B:] for h in actor_hidden], grad_out)
-        if auto_alpha:
-            self.log_alpha.grad = (-(logp.mean() + target_entropy)).reshape(1)
-        return SACLosses(critic_loss, actor_loss, alpha_loss, q, target, {"entropy": -logp.mean()})
+        actor_grads = self._actor_backward(obs, [h[B:] for h in actor_hidden], grad_out)
+        return critic_loss, actor_loss, alpha_loss, q, target, logp.mean(), critic_grads + actor_grads
 
     def _critic_backward(self, x: torch.Tensor, hidden: List[torch.Tensor], grad_q: torch.Tensor, n_weighted: int,
-                         n_action: int) -> torch.Tensor:
+                         n_action: int) -> Tuple[List[torch.Tensor], torch.Tensor]:
         """Back through the online critics from d loss / d Q (N, M): weight gradients from the first ``n_weighted``
-        rows only (the critics' loss; the other rows' loss trains the actor alone). Returns d loss / d action for
-        the other rows, (M - n_weighted, D) summed over the replicas (the action: the input's last ``n_action``
-        columns)."""
-        rows, layers, ws = slice(0, n_weighted), self.critic_layers, self.ws
+        rows only (the critics' loss; the other rows' loss trains the actor alone). Returns the gradients of every
+        layer's weight and bias, in order, and d loss / d action for the other rows, (M - n_weighted, D) summed
+        over the replicas (the action: the input's last ``n_action`` columns)."""
+        rows, layers, in_place = slice(0, n_weighted), self.critic_layers, self.ws is not None
+        grads: List[torch.Tensor] = []
         g = grad_q.unsqueeze(-1)  # (N, M, 1)
         for i in range(len(layers) - 1, -1, -1):
             weight = layers[i].weight
             below = hidden[i - 1] if i > 0 else x.unsqueeze(0).expand(g.shape[0], *x.shape)
             if weight.shape[-1] == 1:  # one output unit: sum_m h_m g_m, not a matmul (as in the forward pass)
-                product = torch.mul(below[:, rows], g[:, rows], out=ws("critic_hg", below[:, rows].shape, g))
-                weight.grad = product.sum(1).unsqueeze(-1)
+                product = torch.mul(below[:, rows], g[:, rows], out=self._out("critic_hg", below[:, rows].shape, g))
+                weight_grad = product.sum(1).unsqueeze(-1)
             else:
-                weight.grad = torch.bmm(below[:, rows].transpose(1, 2), g[:, rows],
-                                        out=ws(f"critic_w{i}", weight.shape, g))
-            layers[i].bias.grad = g[:, rows].sum(1, keepdim=True)
+                weight_grad = torch.bmm(below[:, rows].transpose(1, 2), g[:, rows],
+                                        out=self._out(f"critic_w{i}", weight.shape, g))
+            grads[:0] = [weight_grad, g[:, rows].sum(1, keepdim=True)]
             if i > 0:  # (N, M, out) -> (N, M, in); an output of one unit is a broadcast product, not a matmul
-                out = ws(f"critic_g{i}", below.shape, g)
+                out = self._out(f"critic_g{i}", below.shape, g)
                 g = torch.mul(g, weight.transpose(1, 2), out=out) if g.shape[-1] == 1 else \
                     torch.bmm(g, weight.transpose(1, 2), out=out)
-                g = _act_backward_(g, below, self.act)
-        return torch.bmm(g[:, n_weighted:], layers[0].weight[:, -n_action:].transpose(1, 2)).sum(0)
+                g = _act_backward(g, below, self.act, in_place)
+        grad_action = torch.bmm(g[:, n_weighted:], layers[0].weight[:, -n_action:].transpose(1, 2)).sum(0)
+        return grads, grad_action
 
-    def _actor_backward(self, x: torch.Tensor, hidden: List[torch.Tensor], grad_out: torch.Tensor) -> None:
+    def _actor_backward(self, x: torch.Tensor, hidden: List[torch.Tensor], grad_out: torch.Tensor
+                        ) -> List[torch.Tensor]:
         """Back through the actor MLP from d loss / d output (B, 2D) at input ``x`` (B, O) with hidden outputs
-        ``hidden``; sets every layer's weight and bias gradient."""
-        g, layers, ws = grad_out, self.actor_layers, self.ws
+        ``hidden``; returns the gradients of every layer's weight and bias, in order."""
+        g, layers, in_place = grad_out, self.actor_layers, self.ws is not None
+        grads: List[torch.Tensor] = []
         for i in range(len(layers) - 1, -1, -1):
             weight = layers[i].weight
             below = hidden[i - 1] if i > 0 else x
-            weight.grad = torch.mm(g.t(), below, out=ws(f"actor_w{i}", weight.shape, g))
-            layers[i].bias.grad = g.sum(0)
+            grads[:0] = [torch.mm(g.t(), below, out=self._out(f"actor_w{i}", weight.shape, g)), g.sum(0)]
             if i > 0:
-                g = _act_backward_(torch.mm(g, weight, out=ws(f"actor_g{i}", below.shape, g)), below, self.act)
+                g = _act_backward(torch.mm(g, weight, out=self._out(f"actor_g{i}", below.shape, g)), below, self.act,
+                                  in_place)
+        return grads

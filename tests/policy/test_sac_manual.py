@@ -142,3 +142,44 @@ def test_fallback_and_refusals():
         build(True, action_space="discrete")
     with pytest.raises(ConfigError, match=r"policy.learn.manual_update='yes'"):
         build("yes")
+
+
+def test_compile_update_needs_the_hand_written_update():
+    with pytest.raises(ConfigError, match=r"policy.learn.compile_update=True.*manual_update=False"):
+        build(False, {"policy.learn.compile_update": True})
+    with pytest.raises(ConfigError, match=r"policy.learn.compile_update=True.*ReLU or tanh"):
+        build(None, {"policy.learn.compile_update": True, "policy.model.activation": "elu"})
+
+
+@pytest.mark.slow  # torch.compile: 5-15 s
+def test_compiled_update_gives_the_eager_update():
+    """The compiled program of the hand-written update: the same losses and gradients as the eager one over three
+    updates (importance weights, n-step discounts and terminations included), and a clear error if it cannot
+    compile."""
+    eager, compiled = build(True), build(True, {"policy.learn.compile_update": True, "policy.priority": True,
+                                                "policy.priority_IS_weight": True})
+    eager.cfg.priority = True  # the same info keys on both
+    assert compiled._manual.compiled and not eager._manual.compiled
+    for seed in range(3):
+        batch = random_batch(seed=seed)
+        batch["weight"] = torch.rand(B, generator=torch.Generator().manual_seed(seed)) + 0.2
+        batch["discount"] = torch.full((B,), 0.99 ** 2)
+        (info_e, grads_e), (info_c, grads_c) = one_update(eager, batch), one_update(compiled, batch)
+        for name in grads_e:
+            torch.testing.assert_close(grads_c[name], grads_e[name], rtol=1e-4, atol=1e-6)
+        for key in info_e:
+            torch.testing.assert_close(torch.as_tensor(info_c[key]), torch.as_tensor(info_e[key]), rtol=1e-5,
+                                       atol=1e-6)
+
+
+def test_a_compile_failure_names_the_key():
+    """What a run without a working C++ compiler sees on its first update (torch.compile compiles there)."""
+    policy = build(True)
+    policy._manual.compiled = True  # as if compiled; the call below fails the way a failed compilation does
+
+    def fails(*args):
+        raise RuntimeError("InvalidCxxCompiler: No working C++ compiler found")
+    policy._manual._losses_and_grads = fails
+    with pytest.raises(RuntimeError, match=r"policy.learn.compile_update=True: torch.compile of the SAC update "
+                                           r"failed \(RuntimeError: InvalidCxxCompiler.*set it to False"):
+        policy.learn_mode.forward(random_batch())
