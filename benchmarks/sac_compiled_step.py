@@ -6,12 +6,17 @@ batch 256) and times, on a fixed random batch, the eager update against one comp
 
 * ``losses``: ``torch.compile`` of the three losses' forward (its backward compiled by AOTAutograd), Adam eager;
 * ``losses_adam``: the same plus the Adam step and the Polyak update of the target critics compiled together;
-* ``whole_step``: forward, backward (compiled autograd) and Adam in one compiled function.
+* ``whole_step``: forward, backward (compiled autograd) and Adam in one compiled function;
+
+these three against the autograd update (``policy.learn.manual_update=False``); and
+
+* ``manual``: the hand-written update (the default, ``policy/sac_manual.py``) against itself compiled
+  (``policy.learn.compile_update=True``: its losses and gradients as one ``fullgraph`` program, Adam eager).
 
 The first call of each compiled variant (what a run pays at start; inductor's on-disk cache makes a second process
 faster) is reported as ``compile_s``. Writes benchmarks/results/sac_compiled_step.json.
 
-    python benchmarks/sac_compiled_step.py [--hidden 64 256] [--threads 1 2] [--variants losses losses_adam whole_step]
+    python benchmarks/sac_compiled_step.py [--hidden 64 256] [--threads 1 2] [--variants losses losses_adam whole_step manual]
 """
 import argparse
 import json
@@ -29,12 +34,12 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 from machine import write_results  # noqa: E402  (benchmarks/machine.py)
 
-VARIANTS = ("losses", "losses_adam", "whole_step")
+VARIANTS = ("losses", "losses_adam", "whole_step", "manual")
 
 
 def step_fn(policy, batch: dict, variant: str):
     """One SAC update as ``variant`` runs it (the eager one is the policy's own ``_forward_learn``)."""
-    if variant == "eager":
+    if variant in ("eager", "manual"):  # the policy's own update (manual: built with compile_update=True)
         return lambda: policy._forward_learn(dict(batch))
     data = dict(batch, reward=batch["reward"].float(), terminated=batch["terminated"].float())
     opt, theta = policy._optimizer, policy._cfg.learn.target_theta
@@ -75,7 +80,11 @@ def child(args: argparse.Namespace) -> None:
     fns = {}
     compile_s = None
     for variant in ("eager", args.child_variant):
-        _, policy, _ = P.build_policy(shape, args.child_threads, {})
+        if args.child_variant == "manual":  # the hand-written update, eager and compiled
+            overrides = {"policy.learn.compile_update": variant == "manual"}
+        else:  # the autograd update, eager and its compiled variants
+            overrides = {"policy.learn.manual_update": False}
+        _, policy, _ = P.build_policy(shape, args.child_threads, overrides)
         torch.set_num_threads(args.child_threads)
         fn = step_fn(policy, P.random_batch(shape), variant)
         start = time.perf_counter()

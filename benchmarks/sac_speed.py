@@ -18,10 +18,11 @@ Needs the extra `bench` (stable-baselines3, sbx-rl). Writes benchmarks/results/s
 
     python benchmarks/sac_speed.py [--env Pendulum-v1] [--hidden 64] [--batch 256] [--steps 1500 4500] [--threads 1]
                                    [--rows defaults equal_threads medium_matmuls] [--no-sbx] [--autograd]
-                                   [--output FILE]
+                                   [--compiled] [--repeats 3] [--output FILE]
 
 ``--autograd`` adds ding_lite with autograd's update (``policy.learn.manual_update=False``) to each row, beside the
-hand-written update that continuous SAC uses by default.
+hand-written update that continuous SAC uses by default; ``--compiled`` adds it with that update compiled
+(``policy.learn.compile_update=True``; the rate's difference of two runs leaves the compilation out).
 """
 import argparse
 import json
@@ -140,38 +141,54 @@ def rate(run, n1: int, n2: int) -> dict:
             "env_steps_per_cpu_s": round((n2 - n1) / (c2 - c1), 1)}
 
 
+def median_rate(rates: list) -> dict:
+    """The repeat with the median env steps/s (its own figures), and every repeat's rate."""
+    ordered = sorted(rates, key=lambda r: r["env_steps_per_s"])
+    return dict(ordered[(len(ordered) - 1) // 2], repeats=[r["env_steps_per_s"] for r in rates])
+
+
 def compare(args: argparse.Namespace, ding_threads, sb3_threads: int, precision: str = "highest",
             sbx_threads=None) -> dict:
-    """The libraries' rates (and ding_lite's ratios to them) with the given thread settings."""
+    """The libraries' rates (and ding_lite's ratios to them) with the given thread settings: ``--repeats`` rounds,
+    each running every library's pair of runs in turn (so that the machine's slow and fast spells hit all of them),
+    the median round per library."""
     n1, n2 = args.steps
-    row = {}
+    variants = {"ding_lite": (), "ding_lite_autograd": ("policy.learn.manual_update=False",),
+                "ding_lite_compiled": ("policy.learn.compile_update=True",)}
+    ding = [v for v, on in (("ding_lite", True), ("ding_lite_autograd", args.autograd),
+                            ("ding_lite_compiled", args.compiled)) if on]
+    rates: dict = {name: [] for name in ding + ["stable_baselines3"] + (["sbx"] if args.sbx else [])}
+    timings: list = []
     with tempfile.TemporaryDirectory() as workdir:
-        counter = iter(range(100))
-        row["ding_lite"] = rate(lambda n: ding_lite_run(n, args, workdir, f"bench{next(counter)}", ding_threads,
-                                                        precision), n1, n2)
-        row["ding_lite"]["threads"] = torch.get_num_threads()  # what 'auto' resolved to
-        row["ding_lite"]["matmul_precision"] = precision
-        if args.autograd:  # the same with autograd's update instead of the hand-written one (continuous SAC)
-            row["ding_lite_autograd"] = rate(lambda n: ding_lite_run(
-                n, args, workdir, f"bench{next(counter)}", ding_threads, precision,
-                ("policy.learn.manual_update=False",)), n1, n2)
-        torch.set_float32_matmul_precision("highest")  # SB3 in torch's default precision
-    row["stable_baselines3"] = rate(lambda n: sb3_run(n, args, sb3_threads), n1, n2)
+        counter = iter(range(1000))
+
+        def ding_lite_pair(name):
+            return rate(lambda n: ding_lite_run(n, args, workdir, f"bench{next(counter)}", ding_threads, precision,
+                                                variants[name]), n1, n2)
+        if args.compiled:  # fill inductor's on-disk cache first, so that both runs of a pair compile alike
+            ding_lite_run(args.warmup + 50, args, workdir, "compile_warmup", ding_threads, precision,
+                          variants["ding_lite_compiled"])
+        for _ in range(args.repeats):
+            for name in ding:
+                rates[name].append(ding_lite_pair(name))
+            resolved = torch.get_num_threads()  # what ding_lite's 'auto' resolved to (SB3 sets its own next)
+            torch.set_float32_matmul_precision("highest")  # SB3 in torch's default precision
+            rates["stable_baselines3"].append(rate(lambda n: sb3_run(n, args, sb3_threads), n1, n2))
+            if args.sbx:
+                rates["sbx"].append(rate(lambda n: sbx_run(n, args, sbx_threads, timings), n1, n2))
+    row = {name: median_rate(r) for name, r in rates.items()}
+    row["ding_lite"].update(threads=resolved, matmul_precision=precision)
     row["stable_baselines3"]["threads"] = sb3_threads
-    row["ratio_ding_lite_over_sb3"] = round(row["ding_lite"]["env_steps_per_s"]
-                                            / row["stable_baselines3"]["env_steps_per_s"], 2)
-    row["cpu_ratio_ding_lite_over_sb3"] = round(row["ding_lite"]["env_steps_per_cpu_s"]
-                                                / row["stable_baselines3"]["env_steps_per_cpu_s"], 2)
+    others = ["stable_baselines3"] + (["sbx"] if args.sbx else [])
     if args.sbx:
-        timings: list = []
-        row["sbx"] = rate(lambda n: sbx_run(n, args, sbx_threads, timings), n1, n2)
         row["sbx"].update(threads=sbx_threads or os.cpu_count(), jax=timings[-1]["jax"],
                           update_ms=round(statistics.median(t["update_ms"] for t in timings), 3),
                           act_ms=round(statistics.median(t["act_ms"] for t in timings), 3))
-        row["ratio_ding_lite_over_sbx"] = round(row["ding_lite"]["env_steps_per_s"]
-                                                / row["sbx"]["env_steps_per_s"], 2)
-        row["cpu_ratio_ding_lite_over_sbx"] = round(row["ding_lite"]["env_steps_per_cpu_s"]
-                                                    / row["sbx"]["env_steps_per_cpu_s"], 2)
+    for other, short in zip(others, ("sb3", "sbx")):
+        row[f"ratio_ding_lite_over_{short}"] = round(row["ding_lite"]["env_steps_per_s"]
+                                                     / row[other]["env_steps_per_s"], 2)
+        row[f"cpu_ratio_ding_lite_over_{short}"] = round(row["ding_lite"]["env_steps_per_cpu_s"]
+                                                         / row[other]["env_steps_per_cpu_s"], 2)
     print(row, flush=True)
     return row
 
@@ -194,6 +211,10 @@ def main() -> None:
     parser.add_argument("--no-sbx", dest="sbx", action="store_false", help="leave SBX out")
     parser.add_argument("--autograd", action="store_true",
                         help="also ding_lite with autograd's update (policy.learn.manual_update=False)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="rounds of every library's pair of runs, interleaved; the median round is reported")
+    parser.add_argument("--compiled", action="store_true",
+                        help="also ding_lite with its update compiled (policy.learn.compile_update=True)")
     parser.add_argument("--sbx-timed", type=int, default=200, help="SBX updates timed on their own after each run")
     parser.add_argument("--sbx-child", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--sbx-pin", type=int, default=0, help=argparse.SUPPRESS)
@@ -229,8 +250,9 @@ def main() -> None:
               f"{sbx_cols}{row['ratio_ding_lite_over_sb3']:12.2f}x{row['cpu_ratio_ding_lite_over_sb3']:11.2f}x"
               f"{sbx_ratios}")
     for name, row in rows.items():
-        if "ding_lite_autograd" in row:
-            print(f"  {name}: ding_lite with autograd's update {row['ding_lite_autograd']['env_steps_per_s']:.1f}")
+        for variant, what in (("ding_lite_autograd", "autograd's update"), ("ding_lite_compiled", "compile_update")):
+            if variant in row:
+                print(f"  {name}: ding_lite with {what} {row[variant]['env_steps_per_s']:.1f}")
     if any("sbx" in row for row in rows.values()):
         print("  SBX on its own, ms: " + ", ".join(f"{name}: update {row['sbx']['update_ms']}, act "
                                                     f"{row['sbx']['act_ms']}" for name, row in rows.items()))

@@ -17,6 +17,7 @@ The loss math is in :mod:`ding_lite.rl_utils.sac`. Shapes are batch-major: B tra
 continuous action dims.
 """
 import math
+import warnings
 from collections import deque
 from typing import Any, Deque, Dict, List, Optional, Tuple
 
@@ -34,7 +35,8 @@ from .base_policy import Policy
 from .checks import check_positive
 from .sac_common import SACActionSpace, SACLosses, Tensors
 from .sac_discrete import DiscreteSAC
-from .sac_manual import ManualContinuousSAC, unsupported as manual_sac_unsupported
+from .sac_manual import AUTO_COMPILE_AFTER, AUTO_COMPILE_WIDTH, CompileFailed, ManualContinuousSAC
+from .sac_manual import unsupported as manual_sac_unsupported
 from .sac_mixed import MixedSAC
 from .sac_temperature import check_temperature_config, target_entropies
 
@@ -133,9 +135,11 @@ class SACPolicy(Policy):
             # (policy/sac_manual.py: the same losses and gradients, fewer and larger operations). None: wherever
             # the model is the built-in QAC with ReLU or tanh layers; True: require it; False: autograd.
             manual_update=None,
-            # (bool) The hand-written update as one torch.compile program (needs a C++ compiler; compiles for a few
-            # seconds when a run starts): faster with narrow networks on a CPU, see docs/sac.md#speed.
-            compile_update=False,
+            # (bool or None) The hand-written update as one torch.compile program (needs a C++ compiler; compiles
+            # for 4-12 s): 1.44x faster at [64, 64] on a CPU, see docs/sac.md#speed. None: on a CPU with networks
+            # narrower than 128 units, from update 20,000 on (a run long enough to repay the compilation; if it
+            # fails, the run warns and goes on eagerly); True: from the first update; False: never.
+            compile_update=None,
         ),
         collect=dict(n_sample=1),
         other=dict(replay_buffer=dict(replay_buffer_size=1000000)),
@@ -154,6 +158,9 @@ class SACPolicy(Policy):
         if not 0 < learn.target_entropy_ratio < 1:
             raise ConfigError(f"{path}.learn.target_entropy_ratio={learn.target_entropy_ratio}: must be in (0, 1)")
         check_temperature_config(learn, f"{path}.learn")
+        if learn.compile_update not in (None, True, False):
+            raise ConfigError(f"{path}.learn.compile_update={learn.compile_update!r}: must be None (long runs with "
+                              f"narrow networks on a CPU), True or False")
         if learn.manual_update not in (None, True, False):
             raise ConfigError(f"{path}.learn.manual_update={learn.manual_update!r}: must be None (wherever it "
                               f"applies), True or False")
@@ -280,6 +287,25 @@ class SACPolicy(Policy):
         self._manual = self._manual_update()
         self._learn_steps = 0
 
+    def _manual_step(self, data: Dict[str, Any], alphas: torch.Tensor) -> SACLosses:
+        """The hand-written update's step; from update ``_compile_at`` on, compiled (``learn.compile_update=None``:
+        if that fails, a warning and the eager update for the rest of the run)."""
+        if self._compile_at is not None and self._learn_steps >= self._compile_at and not self._manual.compiled:
+            self._manual.compile()  # (also after a resume past that update)
+        flat = self._model.flatten_obs
+        args = (flat(data["obs"]), data["action"], flat(data["next_obs"]), data["reward"],
+                self._actions._terminated(data), self._actions._discount(data), alphas[0], self._target_entropy[0],
+                data.get("weight"), self._cfg.learn.auto_alpha)
+        try:
+            return self._manual.step(*args)
+        except CompileFailed as error:
+            if self._cfg.learn.compile_update is True:
+                raise
+            warnings.warn(f"{error}; this run goes on with the eager update", RuntimeWarning)
+            self._manual.uncompile()
+            self._compile_at = None
+            return self._manual.step(*args)
+
     def _manual_update(self) -> Optional[ManualContinuousSAC]:
         """The hand-written update where ``learn.manual_update`` asks for it and the model allows it, else None."""
         mode, compiled = self._cfg.learn.manual_update, self._cfg.learn.compile_update
@@ -293,7 +319,11 @@ class SACPolicy(Policy):
         if why_not:
             raise ConfigError(f"policy.learn.manual_update=True, but {why_not}: set it to None (autograd where the "
                               f"hand-written update does not apply) or False")
-        return ManualContinuousSAC(self._model, self._log_alpha, self._target_critic, self._cfg.learn.compile_update)
+        manual = ManualContinuousSAC(self._model, self._log_alpha, self._target_critic, compiled is True)
+        # compile_update=None: the update number from which the compiled program takes over (None: never).
+        self._compile_at = AUTO_COMPILE_AFTER if compiled is None and self._device.type == "cpu" and \
+            manual.widest_layer() < AUTO_COMPILE_WIDTH else None
+        return manual
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
         """One update of the critics, the actor and alpha, then (every period) the target critics; ``data`` leaves
@@ -310,11 +340,7 @@ class SACPolicy(Policy):
         learn = self._cfg.learn
         self._optimizer.zero_grad(set_to_none=True)
         if self._manual is not None:  # the same losses, their gradients written out by hand (sac_manual.py)
-            flat = self._model.flatten_obs
-            losses = self._manual.step(
-                flat(data["obs"]), data["action"], flat(data["next_obs"]), data["reward"],
-                self._actions._terminated(data), self._actions._discount(data), alphas[0], self._target_entropy[0],
-                data.get("weight"), learn.auto_alpha)
+            losses = self._manual_step(data, alphas)
         else:
             losses = self._actions.losses(data, alphas, self._target_critic, self._target_entropy)
             if "weight" in data:  # prioritised replay's importance weights (B,): on the critics' loss only

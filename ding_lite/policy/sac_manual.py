@@ -12,7 +12,10 @@ the matmuls plus a few fused elementwise passes:
 
 It applies to the built-in QAC model with an MLP actor and an :class:`~ding_lite.torch_utils.network.EnsembleMLP`
 of critics, whose activations are ReLU or tanh (:func:`unsupported`); the policy falls back to autograd otherwise.
-``tests/policy/test_sac_manual.py`` checks every gradient against autograd's on the same random numbers.
+``tests/policy/test_sac_manual.py`` checks every gradient against autograd's on the same random numbers. With
+``policy.learn.compile_update`` the losses and gradients run as one ``torch.compile`` program (it compiles for several
+seconds and needs a C++ compiler; by default only long runs with narrow networks on a CPU switch to it, see
+:data:`AUTO_COMPILE_AFTER` and docs/sac.md#speed).
 
 Shapes: B transitions, N critics, O observation features, D action dims, H hidden units; the actor's layers are
 ``nn.Linear`` (weight (out, in)), the critics' ``EnsembleLinear`` (weight (N, in, out), bias (N, 1, out)).
@@ -28,6 +31,15 @@ from ding_lite.torch_utils.network import EnsembleLinear, EnsembleMLP
 from .sac_common import SACLosses
 
 ACTIVATIONS = {nn.ReLU: "relu", nn.Tanh: "tanh"}
+# policy.learn.compile_update=None compiles the update on a CPU after this many updates when every hidden layer is
+# narrower than AUTO_COMPILE_WIDTH units: measured there (Pendulum [64, 64], one thread) 1.44x the eager update's env
+# steps/s, for 4-12 s of compilation that this many updates repay; at [256, 256] the gain was within the noise.
+AUTO_COMPILE_AFTER = 20_000
+AUTO_COMPILE_WIDTH = 128
+
+
+class CompileFailed(RuntimeError):
+    """torch.compile could not compile the update (on its first call): no C++ compiler, an unwritable cache..."""
 
 
 def _activation_name(layers: List[nn.Module]) -> Optional[str]:
@@ -105,10 +117,25 @@ class ManualContinuousSAC:
         self.log_std_min, self.log_std_max = model.log_std_min, model.log_std_max
         # The parameters in the order of the gradients that _losses_and_grads returns.
         self.params = [p for m in self.critic_layers + self.actor_layers for p in (m.weight, m.bias)]
-        self.compiled, self._ran = compiled, False
-        self.ws = None if compiled else Workspace()
+        self._eager = self._losses_and_grads
+        self.compiled, self._ran, self.ws = False, False, Workspace()
         if compiled:
-            self._losses_and_grads = torch.compile(self._losses_and_grads, dynamic=False, fullgraph=True)
+            self.compile()
+
+    def compile(self) -> None:
+        """From the next step on, the losses and gradients as one ``torch.compile`` program (it compiles there)."""
+        self.compiled, self._ran, self.ws = True, False, None
+        self._losses_and_grads = torch.compile(self._eager, dynamic=False, fullgraph=True)
+
+    def uncompile(self) -> None:
+        """Back to the eager update."""
+        self.compiled, self.ws = False, Workspace()
+        self._losses_and_grads = self._eager
+
+    def widest_layer(self) -> int:
+        """Units in the widest hidden layer of the actor and the critics."""
+        return max([m.out_features for m in self.actor_layers[:-1]] + [m.weight.shape[-1]
+                                                                        for m in self.critic_layers[:-1]])
 
     def _out(self, name: str, shape: Sequence[int], like: torch.Tensor) -> Optional[torch.Tensor]:
         """A kept tensor for an ``out=`` argument (None, a fresh result, when compiled)."""
@@ -156,11 +183,11 @@ class ManualContinuousSAC:
         try:
             critic_loss, actor_loss, alpha_loss, q, target, logp_mean, grads = self._losses_and_grads(
                 obs, action, next_obs, reward, terminated, gamma, alpha, target_entropy, weight, eps)
-        except Exception as error:  # torch.compile's first call compiles: say which key to turn off
+        except Exception as error:  # torch.compile's first call compiles: say which key turns it off
             if not self.compiled or self._ran:
                 raise
-            raise RuntimeError(f"policy.learn.compile_update=True: torch.compile of the SAC update failed "
-                               f"({type(error).__name__}: {str(error)[:300]}); set it to False") from error
+            raise CompileFailed(f"torch.compile of the SAC update failed ({type(error).__name__}: "
+                                f"{str(error)[:300]}); set policy.learn.compile_update=False") from error
         self._ran = True
         for p, grad in zip(self.params, grads):
             p.grad = grad

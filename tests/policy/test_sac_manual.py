@@ -172,14 +172,52 @@ def test_compiled_update_gives_the_eager_update():
                                        atol=1e-6)
 
 
-def test_a_compile_failure_names_the_key():
-    """What a run without a working C++ compiler sees on its first update (torch.compile compiles there)."""
-    policy = build(True)
+@pytest.mark.parametrize("mode", [True, None])
+def test_a_compile_failure(mode):
+    """What a run without a working C++ compiler meets on its first compiled update (torch.compile compiles there):
+    with compile_update=True an error naming the key; with None (the default's switch in long runs) a warning, then
+    the eager update, for the rest of the run."""
+    policy = build(True, {"policy.learn.compile_update": mode})
     policy._manual.compiled = True  # as if compiled; the call below fails the way a failed compilation does
 
     def fails(*args):
         raise RuntimeError("InvalidCxxCompiler: No working C++ compiler found")
     policy._manual._losses_and_grads = fails
-    with pytest.raises(RuntimeError, match=r"policy.learn.compile_update=True: torch.compile of the SAC update "
-                                           r"failed \(RuntimeError: InvalidCxxCompiler.*set it to False"):
-        policy.learn_mode.forward(random_batch())
+    if mode:
+        with pytest.raises(RuntimeError, match=r"torch.compile of the SAC update failed \(RuntimeError: "
+                                               r"InvalidCxxCompiler.*set policy.learn.compile_update=False"):
+            policy.learn_mode.forward(random_batch())
+        return
+    policy._compile_at = 0
+    with pytest.warns(RuntimeWarning, match=r"InvalidCxxCompiler.*goes on with the eager update"):
+        info = policy.learn_mode.forward(random_batch())
+    assert not policy._manual.compiled and policy._compile_at is None and torch.isfinite(info["critic_loss"])
+    policy.learn_mode.forward(random_batch(seed=2))  # and stays eager, without another warning
+
+
+def test_when_the_default_compiles():
+    """compile_update=None: on a CPU, networks narrower than AUTO_COMPILE_WIDTH, from update AUTO_COMPILE_AFTER on."""
+    from ding_lite.policy.sac_manual import AUTO_COMPILE_AFTER, AUTO_COMPILE_WIDTH
+    assert build(None)._compile_at == AUTO_COMPILE_AFTER  # SMALL: 32 units
+    wide = {"policy.model.critic_head_hidden_size": AUTO_COMPILE_WIDTH}
+    assert build(None, wide)._compile_at is None
+    assert build(None, {"policy.learn.compile_update": False})._compile_at is None
+    assert build(None, {"policy.learn.compile_update": True})._compile_at is None  # compiled from the start
+    with pytest.raises(ConfigError, match=r"policy.learn.compile_update='auto': must be None"):
+        build(None, {"policy.learn.compile_update": "auto"})
+
+
+@pytest.mark.slow  # torch.compile: 5-15 s
+def test_the_default_switches_to_the_compiled_update_and_resumes_compiled(tmp_path):
+    policy = build(None)
+    policy._compile_at = 2
+    for seed in range(3):
+        assert not policy._manual.compiled  # compiles at the start of update 2 (the third)
+        policy.learn_mode.forward(random_batch(seed=seed))
+    assert policy._manual.compiled
+    state = policy.learn_mode.state_dict()
+    resumed = build(None)
+    resumed._compile_at = 2
+    resumed.learn_mode.load_state_dict(state)  # learn_steps 3: past the switch
+    resumed.learn_mode.forward(random_batch(seed=3))
+    assert resumed._manual.compiled
