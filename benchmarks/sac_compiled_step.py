@@ -14,7 +14,8 @@ these three against the autograd update (``policy.learn.manual_update=False``); 
   (``policy.learn.compile_update=True``: its losses and gradients as one ``fullgraph`` program, Adam eager).
 
 The first call of each compiled variant (what a run pays at start; inductor's on-disk cache makes a second process
-faster) is reported as ``compile_s``. Writes benchmarks/results/sac_compiled_step.json.
+faster) is reported as ``compile_s``. Writes benchmarks/results/sac_compiled_step.json (``--variants manual``
+alone: sac_compiled_step_manual.json).
 
     python benchmarks/sac_compiled_step.py [--hidden 64 256] [--threads 1 2] [--variants losses losses_adam whole_step manual]
 """
@@ -135,7 +136,8 @@ def main() -> None:
                 print(f"[{hidden}, {hidden}] threads {threads} {variant:12} eager {r['eager_ms']:.3f} ms, compiled "
                       f"{r['compiled_ms']:.3f} ms (eager/compiled per round {r['speedup_per_round']}), first call "
                       f"{r['compile_s']} s", flush=True)
-    write_results("sac_compiled_step", settings=vars(args), rows=rows, torch=torch.__version__)
+    name = "sac_compiled_step_manual" if args.variants == ["manual"] else "sac_compiled_step"
+    write_results(name, settings=vars(args), rows=rows, torch=torch.__version__)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,10 @@ The other action spaces only change how SAC acts and how its expectations over a
 * mixed, Tuple(Discrete, Box) (:mod:`.sac_mixed`): the continuous part from the actor, the discrete part from the
   Boltzmann policy of a Q network that takes the continuous action as input; each part has its own alpha.
 
+Continuous SAC with the built-in networks does not ask autograd for its gradients: :mod:`.sac_manual` computes the
+same losses and writes their gradients out by hand (``learn.manual_update``; faster on a CPU, checked against
+autograd's in the tests), and can run them as one ``torch.compile`` program (``learn.compile_update``).
+
 The loss math is in :mod:`ding_lite.rl_utils.sac`. Shapes are batch-major: B transitions, N critic replicas, D
 continuous action dims.
 """
@@ -35,7 +39,7 @@ from .base_policy import Policy
 from .checks import check_positive
 from .sac_common import SACActionSpace, SACLosses, Tensors
 from .sac_discrete import DiscreteSAC
-from .sac_manual import AUTO_COMPILE_AFTER, AUTO_COMPILE_WIDTH, CompileFailed, ManualContinuousSAC
+from .sac_manual import AUTO_COMPILE_AFTER, CompileFailed, ManualContinuousSAC
 from .sac_manual import unsupported as manual_sac_unsupported
 from .sac_mixed import MixedSAC
 from .sac_temperature import check_temperature_config, target_entropies
@@ -136,9 +140,9 @@ class SACPolicy(Policy):
             # the model is the built-in QAC with ReLU or tanh layers; True: require it; False: autograd.
             manual_update=None,
             # (bool or None) The hand-written update as one torch.compile program (needs a C++ compiler; compiles
-            # for 4-12 s): 1.44x faster at [64, 64] on a CPU, see docs/sac.md#speed. None: on a CPU with networks
-            # narrower than 128 units, from update 20,000 on (a run long enough to repay the compilation; if it
-            # fails, the run warns and goes on eagerly); True: from the first update; False: never.
+            # for 3-12 s): 1.5x faster per update at [64, 64] on a CPU, 1.0-1.3x at [256, 256], see
+            # docs/sac.md#speed. None: on a CPU from update 20,000 on (a run long enough to repay the compilation;
+            # if it fails, the run warns and goes on eagerly); True: from the first update; False: never.
             compile_update=None,
         ),
         collect=dict(n_sample=1),
@@ -159,8 +163,8 @@ class SACPolicy(Policy):
             raise ConfigError(f"{path}.learn.target_entropy_ratio={learn.target_entropy_ratio}: must be in (0, 1)")
         check_temperature_config(learn, f"{path}.learn")
         if learn.compile_update not in (None, True, False):
-            raise ConfigError(f"{path}.learn.compile_update={learn.compile_update!r}: must be None (long runs with "
-                              f"narrow networks on a CPU), True or False")
+            raise ConfigError(f"{path}.learn.compile_update={learn.compile_update!r}: must be None (long runs on "
+                              f"a CPU), True or False")
         if learn.manual_update not in (None, True, False):
             raise ConfigError(f"{path}.learn.manual_update={learn.manual_update!r}: must be None (wherever it "
                               f"applies), True or False")
@@ -309,6 +313,7 @@ class SACPolicy(Policy):
     def _manual_update(self) -> Optional[ManualContinuousSAC]:
         """The hand-written update where ``learn.manual_update`` asks for it and the model allows it, else None."""
         mode, compiled = self._cfg.learn.manual_update, self._cfg.learn.compile_update
+        self._compile_at: Optional[int] = None  # the update from which a compiled program takes over (None: never)
         why_not = manual_sac_unsupported(self._model)
         if compiled and (mode is False or why_not):
             raise ConfigError(f"policy.learn.compile_update=True compiles the hand-written update, but "
@@ -320,9 +325,7 @@ class SACPolicy(Policy):
             raise ConfigError(f"policy.learn.manual_update=True, but {why_not}: set it to None (autograd where the "
                               f"hand-written update does not apply) or False")
         manual = ManualContinuousSAC(self._model, self._log_alpha, self._target_critic, compiled is True)
-        # compile_update=None: the update number from which the compiled program takes over (None: never).
-        self._compile_at = AUTO_COMPILE_AFTER if compiled is None and self._device.type == "cpu" and \
-            manual.widest_layer() < AUTO_COMPILE_WIDTH else None
+        self._compile_at = AUTO_COMPILE_AFTER if compiled is None and self._device.type == "cpu" else None
         return manual
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:

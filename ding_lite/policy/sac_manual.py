@@ -14,8 +14,8 @@ It applies to the built-in QAC model with an MLP actor and an :class:`~ding_lite
 of critics, whose activations are ReLU or tanh (:func:`unsupported`); the policy falls back to autograd otherwise.
 ``tests/policy/test_sac_manual.py`` checks every gradient against autograd's on the same random numbers. With
 ``policy.learn.compile_update`` the losses and gradients run as one ``torch.compile`` program (it compiles for several
-seconds and needs a C++ compiler; by default only long runs with narrow networks on a CPU switch to it, see
-:data:`AUTO_COMPILE_AFTER` and docs/sac.md#speed).
+seconds and needs a C++ compiler; by default long runs on a CPU switch to it, see :data:`AUTO_COMPILE_AFTER` and
+docs/sac.md#speed).
 
 Shapes: B transitions, N critics, O observation features, D action dims, H hidden units; the actor's layers are
 ``nn.Linear`` (weight (out, in)), the critics' ``EnsembleLinear`` (weight (N, in, out), bias (N, 1, out)).
@@ -31,11 +31,10 @@ from ding_lite.torch_utils.network import EnsembleLinear, EnsembleMLP
 from .sac_common import SACLosses
 
 ACTIVATIONS = {nn.ReLU: "relu", nn.Tanh: "tanh"}
-# policy.learn.compile_update=None compiles the update on a CPU after this many updates when every hidden layer is
-# narrower than AUTO_COMPILE_WIDTH units: measured there (Pendulum [64, 64], one thread) 1.44x the eager update's env
-# steps/s, for 4-12 s of compilation that this many updates repay; at [256, 256] the gain was within the noise.
+# policy.learn.compile_update=None compiles the update on a CPU from this update on: measured per update
+# (benchmarks/sac_compiled_step.py --variants manual) 1.53-1.63x the eager update at [64, 64] and 1.00-1.29x at
+# [256, 256], for 3-12 s of compilation that a run this long repays.
 AUTO_COMPILE_AFTER = 20_000
-AUTO_COMPILE_WIDTH = 128
 
 
 class CompileFailed(RuntimeError):
@@ -131,11 +130,6 @@ class ManualContinuousSAC:
         """Back to the eager update."""
         self.compiled, self.ws = False, Workspace()
         self._losses_and_grads = self._eager
-
-    def widest_layer(self) -> int:
-        """Units in the widest hidden layer of the actor and the critics."""
-        return max([m.out_features for m in self.actor_layers[:-1]] + [m.weight.shape[-1]
-                                                                        for m in self.critic_layers[:-1]])
 
     def _out(self, name: str, shape: Sequence[int], like: torch.Tensor) -> Optional[torch.Tensor]:
         """A kept tensor for an ``out=`` argument (None, a fresh result, when compiled)."""

@@ -196,13 +196,13 @@ def test_a_compile_failure(mode):
 
 
 def test_when_the_default_compiles():
-    """compile_update=None: on a CPU, networks narrower than AUTO_COMPILE_WIDTH, from update AUTO_COMPILE_AFTER on."""
-    from ding_lite.policy.sac_manual import AUTO_COMPILE_AFTER, AUTO_COMPILE_WIDTH
-    assert build(None)._compile_at == AUTO_COMPILE_AFTER  # SMALL: 32 units
-    wide = {"policy.model.critic_head_hidden_size": AUTO_COMPILE_WIDTH}
-    assert build(None, wide)._compile_at is None
+    """compile_update=None: on a CPU, from update AUTO_COMPILE_AFTER on."""
+    from ding_lite.policy.sac_manual import AUTO_COMPILE_AFTER
+    assert build(None)._compile_at == AUTO_COMPILE_AFTER
+    assert build(None, {"policy.model.critic_head_hidden_size": 256})._compile_at == AUTO_COMPILE_AFTER
     assert build(None, {"policy.learn.compile_update": False})._compile_at is None
     assert build(None, {"policy.learn.compile_update": True})._compile_at is None  # compiled from the start
+    assert build(False)._compile_at is None  # autograd's update: nothing to compile
     with pytest.raises(ConfigError, match=r"policy.learn.compile_update='auto': must be None"):
         build(None, {"policy.learn.compile_update": "auto"})
 
