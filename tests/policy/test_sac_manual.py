@@ -154,11 +154,9 @@ def test_compile_update_needs_the_hand_written_update():
 @pytest.mark.slow  # torch.compile: 5-15 s
 def test_compiled_update_gives_the_eager_update():
     """The compiled program of the hand-written update: the same losses and gradients as the eager one over three
-    updates (importance weights, n-step discounts and terminations included), and a clear error if it cannot
-    compile."""
-    eager, compiled = build(True), build(True, {"policy.learn.compile_update": True, "policy.priority": True,
-                                                "policy.priority_IS_weight": True})
-    eager.cfg.priority = True  # the same info keys on both
+    updates (importance weights, n-step discounts and terminations included)."""
+    per = {"policy.priority": True, "policy.priority_IS_weight": True}
+    eager, compiled = build(True, per), build(True, {**per, "policy.learn.compile_update": True})
     assert compiled._manual.compiled and not eager._manual.compiled
     for seed in range(3):
         batch = random_batch(seed=seed)
