@@ -166,7 +166,7 @@ def compare(args: argparse.Namespace, ding_threads, sb3_threads: int, precision:
             return rate(lambda n: ding_lite_run(n, args, workdir, f"bench{next(counter)}", ding_threads, precision,
                                                 variants[name]), n1, n2)
         if args.compiled:  # fill inductor's on-disk cache first, so that both runs of a pair compile alike
-            ding_lite_run(args.warmup + 50, args, workdir, "compile_warmup", ding_threads, precision,
+            ding_lite_run(args.warmup + args.batch + 50, args, workdir, "compile_warmup", ding_threads, precision,
                           variants["ding_lite_compiled"])
         for _ in range(args.repeats):
             for name in ding:
