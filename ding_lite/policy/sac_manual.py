@@ -112,10 +112,12 @@ class ManualContinuousSAC:
         self.act = _activation_name(list(model.actor))
         self.actor_layers: List[nn.Linear] = [m for m in model.actor if isinstance(m, nn.Linear)]
         self.critic_layers: List[EnsembleLinear] = [m for m in model.critic.net if isinstance(m, EnsembleLinear)]
+        # Flat [weight, bias, weight, bias, ...] of the online and the target critics, as _critic_forward takes them.
+        self.online_layers = [p for m in self.critic_layers for p in (m.weight, m.bias)]
         self.target_layers = [p for m in target_critic.net if isinstance(m, EnsembleLinear) for p in (m.weight, m.bias)]
         self.log_std_min, self.log_std_max = model.log_std_min, model.log_std_max
         # The parameters in the order of the gradients that _losses_and_grads returns.
-        self.params = [p for m in self.critic_layers + self.actor_layers for p in (m.weight, m.bias)]
+        self.params = self.online_layers + [p for m in self.actor_layers for p in (m.weight, m.bias)]
         self._eager = self._losses_and_grads
         self.compiled, self._ran, self.ws = False, False, Workspace()
         if compiled:
@@ -210,8 +212,7 @@ class ManualContinuousSAC:
 
         # The online critics on [(s, a); (s, a_pi)].
         critic_in = torch.cat([torch.cat([obs, obs]), torch.cat([action, a_pi])], dim=-1)
-        online_layers = [p for layer in self.critic_layers for p in (layer.weight, layer.bias)]
-        q_all, critic_hidden = self._critic_forward(critic_in, online_layers, "critic")
+        q_all, critic_hidden = self._critic_forward(critic_in, self.online_layers, "critic")
         q, q_pi = q_all[:, :B], q_all[:, B:]
         # The losses' values from the paper's functions (rl_utils.sac), as the autograd update computes them.
         critic_loss = S.sac_critic_loss(q, target, weight)
