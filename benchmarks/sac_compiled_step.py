@@ -11,17 +11,22 @@ batch 256) and times, on a fixed random batch, the eager update against one comp
 these three against the autograd update (``policy.learn.manual_update=False``); and
 
 * ``manual``: the hand-written update (the default, ``policy/sac_manual.py``) against itself compiled
-  (``policy.learn.compile_update=True``: its losses and gradients as one ``fullgraph`` program, Adam eager).
+  (``policy.learn.compile_update=True``: its losses and gradients as one ``fullgraph`` program, Adam eager);
+* ``manual_unkept``: the same with the top-level ``keep_freed_memory=False``, which the compiled update otherwise
+  turns on (glibc then returns the memory of the program's fresh intermediate results after each call).
+
+Each row also gives the page faults per update (``ru_minflt``) of both sides.
 
 The first call of each compiled variant (what a run pays at start; inductor's on-disk cache makes a second process
 faster) is reported as ``compile_s``. Writes benchmarks/results/sac_compiled_step.json (``--variants manual``
 alone: sac_compiled_step_manual.json).
 
-    python benchmarks/sac_compiled_step.py [--hidden 64 256] [--threads 1 2] [--variants losses losses_adam whole_step manual]
+    python benchmarks/sac_compiled_step.py [--hidden 64 256] [--threads 1 2] [--variants losses losses_adam whole_step manual manual_unkept]
 """
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -35,12 +40,12 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 from machine import write_results  # noqa: E402  (benchmarks/machine.py)
 
-VARIANTS = ("losses", "losses_adam", "whole_step", "manual")
+VARIANTS = ("losses", "losses_adam", "whole_step", "manual", "manual_unkept")
 
 
 def step_fn(policy, batch: dict, variant: str):
     """One SAC update as ``variant`` runs it (the eager one is the policy's own ``_forward_learn``)."""
-    if variant in ("eager", "manual"):  # the policy's own update (manual: built with compile_update=True)
+    if variant in ("eager", "manual", "manual_unkept"):  # the policy's own (manual*: compile_update=True)
         return lambda: policy._forward_learn(dict(batch))
     data = dict(batch, reward=batch["reward"].float(), terminated=batch["terminated"].float())
     opt, theta = policy._optimizer, policy._cfg.learn.target_theta
@@ -81,8 +86,10 @@ def child(args: argparse.Namespace) -> None:
     fns = {}
     compile_s = None
     for variant in ("eager", args.child_variant):
-        if args.child_variant == "manual":  # the hand-written update, eager and compiled
-            overrides = {"policy.learn.compile_update": variant == "manual"}
+        if args.child_variant.startswith("manual"):  # the hand-written update, eager and compiled
+            overrides = {"policy.learn.compile_update": variant != "eager"}
+            if args.child_variant == "manual_unkept":
+                overrides["keep_freed_memory"] = False
         else:  # the autograd update, eager and its compiled variants
             overrides = {"policy.learn.manual_update": False}
         _, policy, _ = P.build_policy(shape, args.child_threads, overrides)
@@ -96,15 +103,19 @@ def child(args: argparse.Namespace) -> None:
     for _ in range(30):
         for fn in fns.values():
             fn()
-    times = {v: [] for v in fns}
+    times, faults = {v: [] for v in fns}, {v: [] for v in fns}
     for _ in range(args.rounds):
         for v, fn in fns.items():
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             times[v].append(P.median_ms(fn, 100))
+            faults[v].append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 100)
     eager, comp = times["eager"], times[args.child_variant]
     print("AB_RESULT " + json.dumps({
         "hidden": args.child_hidden, "threads": args.child_threads, "variant": args.child_variant,
         "eager_ms": round(statistics.median(eager), 3), "compiled_ms": round(statistics.median(comp), 3),
-        "speedup_per_round": [round(e / c, 2) for e, c in zip(eager, comp)], "compile_s": round(compile_s, 2)}),
+        "speedup_per_round": [round(e / c, 2) for e, c in zip(eager, comp)], "compile_s": round(compile_s, 2),
+        "page_faults_per_update": {"eager": round(statistics.median(faults["eager"]), 1),
+                                   "compiled": round(statistics.median(faults[args.child_variant]), 1)}}),
         flush=True)
 
 
@@ -135,8 +146,9 @@ def main() -> None:
                 r = rows[-1]
                 print(f"[{hidden}, {hidden}] threads {threads} {variant:12} eager {r['eager_ms']:.3f} ms, compiled "
                       f"{r['compiled_ms']:.3f} ms (eager/compiled per round {r['speedup_per_round']}), first call "
-                      f"{r['compile_s']} s", flush=True)
-    name = "sac_compiled_step_manual" if args.variants == ["manual"] else "sac_compiled_step"
+                      f"{r['compile_s']} s, page faults per update {r['page_faults_per_update']}", flush=True)
+    manual = {"manual", "manual_unkept"}
+    name = "sac_compiled_step_manual" if set(args.variants) <= manual else "sac_compiled_step"
     write_results(name, settings=vars(args), rows=rows, torch=torch.__version__)
 
 

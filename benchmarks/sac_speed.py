@@ -16,13 +16,18 @@ replay sampling included, with ``block_until_ready``) and its acting (``model.pr
 per-update figures to put beside benchmarks/sac_update_profile.py's.
 Needs the extra `bench` (stable-baselines3, sbx-rl). Writes benchmarks/results/sac_speed[_<env>][_<hidden>].json.
 
-    python benchmarks/sac_speed.py [--env Pendulum-v1] [--hidden 64] [--batch 256] [--steps 1500 4500] [--threads 1]
+    python benchmarks/sac_speed.py [--env Pendulum-v1] [--hidden 64] [--batch 256] [--steps 6000 9000] [--threads 1]
                                    [--rows defaults equal_threads medium_matmuls] [--no-sbx] [--autograd]
                                    [--compiled] [--repeats 3] [--output FILE]
 
 ``--autograd`` adds ding_lite with autograd's update (``policy.learn.manual_update=False``) to each row, beside the
-hand-written update that continuous SAC uses by default; ``--compiled`` adds it with that update compiled
-(``policy.learn.compile_update=True``; the rate's difference of two runs leaves the compilation out).
+hand-written update that continuous SAC uses by default; ``--compiled`` adds it with that update compiled from the
+first update (``policy.learn.compile_update=True``; the rate's difference of two runs leaves the compilation out).
+ding_lite's default compiles that update at update 5,000 on a CPU (``sac_manual.AUTO_COMPILE_AFTER``): the default
+--steps (6000 9000) put both runs past it, so the rate is the compiled update's, with the compilation (once per run)
+cancelling out; both runs must be on the same side of it. Before the first round one short compiled run fills
+inductor's on-disk cache, so that every run compiles alike (its wall time, start-up and a cold compilation included,
+is ``compile_warmup_run_s``; benchmarks/sac_compiled_step.py times the compilation itself).
 """
 import argparse
 import json
@@ -134,6 +139,13 @@ def sbx_run(steps: int, args: argparse.Namespace, threads: int, timings: list) -
     return out["wall_s"], out["cpu_s"]
 
 
+def compile_switch(args: argparse.Namespace) -> int:
+    """The env step at which ding_lite's default compiles its update (on a CPU): after the random warm-up, at
+    update AUTO_COMPILE_AFTER."""
+    from ding_lite.policy.sac_manual import AUTO_COMPILE_AFTER
+    return args.warmup + AUTO_COMPILE_AFTER
+
+
 def rate(run, n1: int, n2: int) -> dict:
     (t1, c1), (t2, c2) = run(n1), run(n2)
     return {"short_steps": n1, "short_s": round(t1, 3), "long_steps": n2, "long_s": round(t2, 3),
@@ -159,15 +171,17 @@ def compare(args: argparse.Namespace, ding_threads, sb3_threads: int, precision:
                             ("ding_lite_compiled", args.compiled)) if on]
     rates: dict = {name: [] for name in ding + ["stable_baselines3"] + (["sbx"] if args.sbx else [])}
     timings: list = []
+    compile_warmup_s = None
     with tempfile.TemporaryDirectory() as workdir:
         counter = iter(range(1000))
 
         def ding_lite_pair(name):
             return rate(lambda n: ding_lite_run(n, args, workdir, f"bench{next(counter)}", ding_threads, precision,
                                                 variants[name]), n1, n2)
-        if args.compiled:  # fill inductor's on-disk cache first, so that both runs of a pair compile alike
-            ding_lite_run(args.warmup + args.batch + 50, args, workdir, "compile_warmup", ding_threads, precision,
-                          variants["ding_lite_compiled"])
+        if args.compiled or n1 > compile_switch(args):  # inductor's on-disk cache filled first (see the doc)
+            warm = ding_lite_run(args.warmup + args.batch + 50, args, workdir, "compile_warmup", ding_threads,
+                                 precision, variants["ding_lite_compiled"])
+            compile_warmup_s = round(warm[0], 1)
         for _ in range(args.repeats):
             for name in ding:
                 rates[name].append(ding_lite_pair(name))
@@ -177,7 +191,8 @@ def compare(args: argparse.Namespace, ding_threads, sb3_threads: int, precision:
             if args.sbx:
                 rates["sbx"].append(rate(lambda n: sbx_run(n, args, sbx_threads, timings), n1, n2))
     row = {name: median_rate(r) for name, r in rates.items()}
-    row["ding_lite"].update(threads=resolved, matmul_precision=precision)
+    row["ding_lite"].update(threads=resolved, matmul_precision=precision, compiles_at_env_step=compile_switch(args)
+                            if n1 > compile_switch(args) else None, compile_warmup_run_s=compile_warmup_s)
     row["stable_baselines3"]["threads"] = sb3_threads
     others = ["stable_baselines3"] + (["sbx"] if args.sbx else [])
     if args.sbx:
@@ -205,7 +220,7 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--warmup", type=int, default=200)
-    parser.add_argument("--steps", type=int, nargs=2, default=[1500, 4500])
+    parser.add_argument("--steps", type=int, nargs=2, default=[6000, 9000])
     parser.add_argument("--threads", type=int, default=1, help="the thread count of the 'equal threads' row")
     parser.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS))
     parser.add_argument("--no-sbx", dest="sbx", action="store_false", help="leave SBX out")
@@ -223,6 +238,10 @@ def main() -> None:
     if args.sbx_child is not None:
         sbx_child(args.sbx_child, args)
         return
+    if (args.steps[0] > compile_switch(args)) != (args.steps[1] > compile_switch(args)):
+        parser.error(f"--steps {args.steps[0]} {args.steps[1]}: ding_lite's default compiles its update at env step "
+                     f"{compile_switch(args)}; put both runs before it or both after it, or the rate counts the "
+                     f"compilation")
     if args.output is None:
         name = "sac_speed" + ("" if args.env == "Pendulum-v1" else "_" + args.env.split("-")[0].lower())
         name += "" if args.hidden == 64 else f"_{args.hidden}"

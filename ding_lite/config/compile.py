@@ -98,6 +98,9 @@ def compile_config(cfg: ConfigInput, create_cfg: Optional[Mapping] = None,
     if merged["matmul_precision"] not in MATMUL_PRECISIONS:
         problems.append(f"matmul_precision={merged['matmul_precision']!r}: must be one of "
                         f"{', '.join(repr(p) for p in MATMUL_PRECISIONS)} (torch.set_float32_matmul_precision)")
+    if merged["keep_freed_memory"] is not None and not isinstance(merged["keep_freed_memory"], bool):
+        problems.append(f"keep_freed_memory={merged['keep_freed_memory']!r}: must be None (where an update asks for "
+                        f"it), True or False")
     from ding_lite.worker.trackers import check_tracker_config
     problems += check_tracker_config(merged["tracker"])
     compiled = EasyDict(merged)

@@ -159,11 +159,12 @@ def build_defaults(types: Dict[str, Tuple[Optional[str], List[str]]], user_polic
     # ('auto': 1 for narrow networks, the cores for wide ones; see ding_lite/torch_utils/threads.py; or an int), and
     # torch's float32 matmul precision ('highest': true float32; 'high' and 'medium' let torch use TF32 or bfloat16
     # inside float32 matmuls where the hardware has them, see docs/configs.md).
-    # keep_freed_memory: glibc keeps freed memory for reuse (ding_lite/torch_utils/malloc.py; pixel learners).
+    # keep_freed_memory: glibc keeps freed memory for reuse (ding_lite/torch_utils/malloc.py; pixel learners; None:
+    # where an update asks for it, SAC's compiled update on a CPU).
     # tracker: experiment trackers besides TensorBoard, all off (W&B, MLflow; ding_lite/worker/trackers.py).
     from ding_lite.worker.trackers import TRACKER_DEFAULTS
     tree: dict = {"exp_name": "", "seed": 0, "torch_threads": "auto", "matmul_precision": "highest",
-                  "keep_freed_memory": False, "tracker": copy.deepcopy(TRACKER_DEFAULTS), "policy": policy}
+                  "keep_freed_memory": None, "tracker": copy.deepcopy(TRACKER_DEFAULTS), "policy": policy}
     out = Defaults(tree, dict(types), free_form={f"policy.{p}" for p in policy_free},
                    checkers=[(policy_cls, "policy")], shadowed={"torch_threads": [1]})  # 'auto' or an int
 

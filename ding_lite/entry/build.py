@@ -10,7 +10,7 @@ from easydict import EasyDict
 from ding_lite.config import compile_config
 from ding_lite.envs import EnvSpec, env_factory, make_vector_env
 from ding_lite.policy import Policy
-from ding_lite.torch_utils.malloc import keep_freed_memory
+from ding_lite.torch_utils.malloc import apply_setting as apply_keep_freed_memory
 from ding_lite.torch_utils.obs_norm import mark_normalized, normalized_leaves
 from ding_lite.torch_utils.precision import set_matmul_precision
 from ding_lite.torch_utils.threads import auto_threads, available_cores
@@ -124,7 +124,7 @@ def compile_input(input_cfg: ConfigInput, seed: Optional[int], overrides=None, e
     cfg = compile_config(input_cfg, overrides=overrides, seed=seed, exp_name=exp_name)
     torch.set_num_threads(torch_threads(cfg, available_cores()))
     set_matmul_precision(cfg.matmul_precision)
-    if cfg.keep_freed_memory and not keep_freed_memory():
+    if not apply_keep_freed_memory(cfg.keep_freed_memory):
         warnings.warn("keep_freed_memory=True has no effect here: the C library is not glibc (no mallopt)")
     return cfg
 

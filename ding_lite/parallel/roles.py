@@ -20,7 +20,7 @@ import torch
 from easydict import EasyDict
 
 from ding_lite.torch_utils import tree_map
-from ding_lite.torch_utils.malloc import keep_freed_memory
+from ding_lite.torch_utils.malloc import apply_setting as apply_keep_freed_memory
 from ding_lite.torch_utils.precision import set_matmul_precision
 from ding_lite.torch_utils.threads import worker_threads
 from ding_lite.utils import UserError, seed as seeding
@@ -88,8 +88,7 @@ def prepare_worker(spec: WorkerSpec) -> None:
         import_modules(names, where)
     torch.set_num_threads(worker_threads(spec.cfg.torch_threads))
     set_matmul_precision(spec.cfg.matmul_precision)
-    if spec.cfg.keep_freed_memory:
-        keep_freed_memory()
+    apply_keep_freed_memory(spec.cfg.keep_freed_memory)
     set_seed(spec.process_seed())
 
 

@@ -26,15 +26,18 @@ import torch
 from torch import nn
 
 from ding_lite.rl_utils import sac as S
+from ding_lite.torch_utils.malloc import keep_freed_memory_on_request
 from ding_lite.torch_utils.network import EnsembleLinear, EnsembleMLP
 
 from .sac_common import SACLosses
 
 ACTIVATIONS = {nn.ReLU: "relu", nn.Tanh: "tanh"}
-# policy.learn.compile_update=None compiles the update on a CPU from this update on: measured per update
-# (benchmarks/sac_compiled_step.py --variants manual) 1.53-1.63x the eager update at [64, 64] and 1.00-1.29x at
-# [256, 256], for 3-12 s of compilation that a run this long repays.
-AUTO_COMPILE_AFTER = 20_000
+# policy.learn.compile_update=None compiles the update on a CPU from this update on. The compiled update saves 0.5 ms
+# per update at [64, 64] and about 1 ms at [256, 256] on the 2-core VM (benchmarks/sac_compiled_step.py --variants
+# manual, docs/sac.md#speed) for 3 s of compilation (12 s with a cold inductor cache): repaid after 3,000-6,000 more
+# updates with a warm cache. By update 5,000 a run has spent 8-25 s on updates, so the compilation at most about
+# doubles what a run that stops right there took, and every longer run gains.
+AUTO_COMPILE_AFTER = 5_000
 
 
 class CompileFailed(RuntimeError):
@@ -124,8 +127,14 @@ class ManualContinuousSAC:
             self.compile()
 
     def compile(self) -> None:
-        """From the next step on, the losses and gradients as one ``torch.compile`` program (it compiles there)."""
+        """From the next step on, the losses and gradients as one ``torch.compile`` program (it compiles there).
+
+        On a CPU it asks glibc to keep freed memory (the top-level ``keep_freed_memory``, unless the run set it to
+        False): the program allocates its intermediate results afresh on every call, which otherwise cost 150-330
+        page faults per update at [256, 256], about a fifth of the update."""
         self.compiled, self._ran, self.ws = True, False, None
+        if self.params[0].device.type == "cpu":
+            keep_freed_memory_on_request()
         self._losses_and_grads = torch.compile(self._eager, dynamic=False, fullgraph=True)
 
     def uncompile(self) -> None:

@@ -26,6 +26,17 @@ DICT_SPACE = gym.spaces.Dict(position=gym.spaces.Box(-1, 1, (2, 2)), mode=gym.sp
                              speed=gym.spaces.Box(-5, 5, (1,)))
 
 
+@pytest.fixture(autouse=True)
+def mallopt_calls(monkeypatch):
+    """keep_freed_memory's mallopt call (made by the compiled update) recorded instead: it cannot be undone in this
+    test process."""
+    import ding_lite.torch_utils.malloc as malloc
+    calls = []
+    monkeypatch.setattr(malloc, "keep_freed_memory", lambda: calls.append("mallopt") or True)
+    monkeypatch.setattr(malloc, "_setting", None)
+    return calls
+
+
 def build(manual, overrides=None, obs_space=None, action_space="continuous"):
     """SAC through the real config path on an OBS-dim Box (or ``obs_space``) and an ACT-dim action, no env."""
     main, create = read_config_file(CONFIG)
@@ -203,6 +214,16 @@ def test_when_the_default_compiles():
     assert build(False)._compile_at is None  # autograd's update: nothing to compile
     with pytest.raises(ConfigError, match=r"policy.learn.compile_update='auto': must be None"):
         build(None, {"policy.learn.compile_update": "auto"})
+
+
+@pytest.mark.parametrize("setting, kept", [(None, True), (False, False)])
+def test_the_compiled_update_keeps_freed_memory(mallopt_calls, setting, kept):
+    """On a CPU the compiled update turns on keep_freed_memory (inductor allocates its intermediate results afresh
+    on every call) unless the run's top-level key is False. (torch.compile compiles at the first call, not here.)"""
+    policy = build(True, {"keep_freed_memory": setting})
+    assert mallopt_calls == [] and not policy._manual.compiled  # eager: nothing asked
+    policy._manual.compile()
+    assert mallopt_calls == (["mallopt"] if kept else [])
 
 
 @pytest.mark.slow  # torch.compile: 5-15 s

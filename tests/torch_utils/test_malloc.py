@@ -1,5 +1,6 @@
 """keep_freed_memory: freed large buffers stay in the process (checked in fresh processes, as it cannot be undone),
-and the top-level config key turns it on in the learner and in parallel workers."""
+and the top-level config key turns it on in the learner and in parallel workers (True), lets an update that needs it
+turn it on (None, the default) or refuses that (False)."""
 import os
 import subprocess
 import sys
@@ -8,7 +9,7 @@ import pytest
 import torch
 
 import ding_lite.entry.build as build_module
-import ding_lite.parallel.roles as roles
+import ding_lite.torch_utils.malloc as malloc
 from ding_lite.config import compile_config, read_config_file
 from ding_lite.parallel.roles import WorkerSpec, prepare_worker
 
@@ -53,24 +54,51 @@ def config():
     return read_config_file(os.path.join(REPO, "dizoo_configs", "cartpole_impala.py"))
 
 
-def test_the_config_key_turns_it_on_in_the_learner_and_the_workers(monkeypatch):
+@pytest.fixture
+def mallopt_calls(monkeypatch):
+    """The places that would call mallopt, recorded instead (it cannot be undone in this test process); the run's
+    setting restored after the test."""
     calls = []
-    monkeypatch.setattr(build_module, "keep_freed_memory", lambda: calls.append("learner") or True)
-    monkeypatch.setattr(roles, "keep_freed_memory", lambda: calls.append("worker") or True)
-    build_module.compile_input(config(), 0)
-    assert calls == []  # off by default
-    cfg = build_module.compile_input(config(), 0, {"keep_freed_memory": True})
+    monkeypatch.setattr(malloc, "keep_freed_memory", lambda: calls.append("mallopt") or True)
+    monkeypatch.setattr(malloc, "_setting", None)
+    return calls
+
+
+def test_the_config_key_turns_it_on_in_the_learner_and_the_workers(mallopt_calls):
+    cfg = build_module.compile_input(config(), 0)
+    assert cfg.keep_freed_memory is None and mallopt_calls == []  # the default: not at the start of a run
     prepare_worker(WorkerSpec(role="collector", rank=0, cfg=cfg, seed=0))
-    assert calls == ["learner", "worker"]
+    assert mallopt_calls == []
+    cfg = build_module.compile_input(config(), 0, {"keep_freed_memory": True})
+    assert mallopt_calls == ["mallopt"]  # the learner's process
+    prepare_worker(WorkerSpec(role="collector", rank=0, cfg=cfg, seed=0))
+    assert mallopt_calls == ["mallopt", "mallopt"]  # and a worker's
+
+
+@pytest.mark.parametrize("setting, granted", [(None, True), (True, True), (False, False)])
+def test_an_update_that_asks_for_it(mallopt_calls, setting, granted):
+    """keep_freed_memory_on_request (SAC's compiled update asks): granted unless the run's key is False, in the
+    learner and in a worker."""
+    cfg = build_module.compile_input(config(), 0, {"keep_freed_memory": setting})
+    for where in ("learner", "worker"):
+        if where == "worker":
+            malloc._setting = "reset"
+            prepare_worker(WorkerSpec(role="collector", rank=0, cfg=cfg, seed=0))
+        mallopt_calls.clear()
+        assert malloc.keep_freed_memory_on_request() is granted
+        assert mallopt_calls == (["mallopt"] if granted else [])
 
 
 def test_a_platform_without_mallopt_is_named(monkeypatch):
-    monkeypatch.setattr(build_module, "keep_freed_memory", lambda: False)
+    monkeypatch.setattr(malloc, "keep_freed_memory", lambda: False)
+    monkeypatch.setattr(malloc, "_setting", None)
     with pytest.warns(UserWarning, match="keep_freed_memory=True has no effect here"):
         build_module.compile_input(config(), 0, {"keep_freed_memory": True})
 
 
-def test_a_non_bool_is_refused():
+@pytest.mark.parametrize("value", ["yes", 1])
+def test_a_non_bool_is_refused(value):
     from ding_lite.utils import ConfigError
-    with pytest.raises(ConfigError, match="keep_freed_memory='yes': expected bool"):
-        compile_config(config(), overrides={"keep_freed_memory": "yes"})
+    with pytest.raises(ConfigError, match=rf"keep_freed_memory={value!r}: must be None \(where an update asks for "
+                                          rf"it\), True or False"):
+        compile_config(config(), overrides={"keep_freed_memory": value})
