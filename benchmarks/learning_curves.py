@@ -12,8 +12,8 @@ what prioritised replay does there; run them as two processes side by side (``--
 halfcheetah_sac_per``); afterwards ``ding_lite plot runs/learning_curves/halfcheetah_sac
 runs/learning_curves/halfcheetah_sac_per -o docs/images/halfcheetah_sac_per_compare.png`` draws them together.
 
-pendulum_sac_256_manual / _autograd and halfcheetah_sac_manual / _autograd measure SAC's hand-written update against
-autograd's (docs/sac.md#speed); run each pair as two processes side by side.
+pendulum_sac_256_manual / _compiled / _autograd and halfcheetah_sac_manual / _compiled / _autograd measure SAC's
+hand-written update, eager and compiled, against autograd's (docs/sac.md#speed); run them two processes side by side.
 
 hopper_sac and hopper_sac_normalize_obs (dizoo_configs/hopper_sac.py without and with ``env.normalize_obs``; needs
 ``pip install "gymnasium[mujoco]"``) measure what observation normalisation does (docs/custom_env.md); afterwards
@@ -29,6 +29,10 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # dizoo_configs/hopper_sac.py (gymnasium's mujoco extra) with and without env.normalize_obs.
 # name -> (config, env-step budget, summary threshold, extra CLI arguments)
+# SAC's update, three ways (below): the hand-written gradients eager, the same compiled, and autograd's.
+UPDATES = {"manual": ["--set", "policy.learn.manual_update=True", "--set", "policy.learn.compile_update=False"],
+           "compiled": ["--set", "policy.learn.manual_update=True", "--set", "policy.learn.compile_update=True"],
+           "autograd": ["--set", "policy.learn.manual_update=False"]}
 CURVES = {
     "cartpole_impala": ("cartpole_impala.py", 30_000, 475, []),
     "cartpole_acer": ("cartpole_acer.py", 30_000, 475, []),
@@ -41,15 +45,15 @@ CURVES = {
     "halfcheetah_sac_per": ("halfcheetah_sac.py", 60_000, 3000, ["--set", "torch_threads=1", "--set",
                                                                  "policy.priority=True", "--set",
                                                                  "policy.priority_IS_weight=True"]),
-    # SAC's hand-written update (policy.learn.manual_update, the default) against autograd's, one torch thread each so
-    # that each pair runs side by side (docs/sac.md#speed): Pendulum at [256, 256] and HalfCheetah.
-    **{f"{name}_{kind}": (config, budget, threshold, [*extra, "--set", "torch_threads=1", "--set",
-                                                     f"policy.learn.manual_update={kind == 'manual'}"])
+    # SAC's hand-written update (policy.learn.manual_update, the default) eager, compiled from the first update
+    # (policy.learn.compile_update=True) and autograd's, one torch thread each so that two runs go side by side
+    # (docs/sac.md#speed): Pendulum at [256, 256] and HalfCheetah.
+    **{f"{name}_{kind}": (config, budget, threshold, [*extra, "--set", "torch_threads=1", *UPDATES[kind]])
        for name, config, budget, threshold, extra in [
            ("pendulum_sac_256", "pendulum_sac.py", 6_000, -200,
             ["--set", "policy.model.actor_head_hidden_size=256", "--set", "policy.model.critic_head_hidden_size=256"]),
            ("halfcheetah_sac", "halfcheetah_sac.py", 60_000, 3000, [])]
-       for kind in ("manual", "autograd")},
+       for kind in UPDATES},
 }
 
 
