@@ -140,7 +140,7 @@ class SACPolicy(Policy):
             # the model is the built-in QAC with ReLU or tanh layers; True: require it; False: autograd.
             manual_update=None,
             # (bool or None) The hand-written update as one torch.compile program (needs a C++ compiler; compiles
-            # for 3-12 s): 1.5x faster per update at [64, 64] on a CPU, 1.2-1.3x at [256, 256], see
+            # for 3-12 s): 1.5x faster per update at [64, 64] on a CPU, 1.1-1.3x at [256, 256], see
             # docs/sac.md#speed. None: on a CPU from update 5,000 on (sac_manual.AUTO_COMPILE_AFTER: where a run
             # is likely to repay the compilation; if it fails, the run warns and goes on eagerly); True: from the
             # first update; False: never. On a CPU it turns on the top-level keep_freed_memory unless that is False.

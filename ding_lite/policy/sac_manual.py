@@ -34,9 +34,9 @@ from .sac_common import SACLosses
 ACTIVATIONS = {nn.ReLU: "relu", nn.Tanh: "tanh"}
 # policy.learn.compile_update=None compiles the update on a CPU from this update on. The compiled update saves 0.5 ms
 # per update at [64, 64] and about 1 ms at [256, 256] on the 2-core VM (benchmarks/sac_compiled_step.py --variants
-# manual, docs/sac.md#speed) for 3 s of compilation (12 s with a cold inductor cache): repaid after 3,000-6,000 more
-# updates with a warm cache. By update 5,000 a run has spent 8-25 s on updates, so the compilation at most about
-# doubles what a run that stops right there took, and every longer run gains.
+# manual, docs/sac.md#speed) for 3 s of compilation (7-12 s with a cold inductor cache): repaid after 3,000-6,000
+# more updates with a warm cache. By update 5,000 a run has spent 8-25 s on updates, so the compilation adds 12-45%
+# to a run that stops right there (more the first time on a machine), and a run past about 11,000 updates gains.
 AUTO_COMPILE_AFTER = 5_000
 
 
@@ -130,15 +130,15 @@ class ManualContinuousSAC:
         """From the next step on, the losses and gradients as one ``torch.compile`` program (it compiles there).
 
         On a CPU it asks glibc to keep freed memory (the top-level ``keep_freed_memory``, unless the run set it to
-        False): the program allocates its intermediate results afresh on every call, which otherwise cost 150-330
-        page faults per update at [256, 256], about a fifth of the update."""
+        False): the program allocates its intermediate results afresh on every call, which otherwise cost 60-330
+        page faults and 0.2-0.35 ms of system time per update at [256, 256]."""
         self.compiled, self._ran, self.ws = True, False, None
         if self.params[0].device.type == "cpu":
             keep_freed_memory_on_request()
         # cpp.dynamic_threads: the kernels take torch's thread count when they run, not the one at compile time
-        # (torch_threads='auto' times the update at 1 thread now and then, and may compile during such a check;
-        # measured in a serial run at [256, 256]: 5.65 ms per update with the count fixed at compile time, 4.82
-        # with it dynamic, against 5.86-6.82 eager).
+        # (torch_threads='auto' times the update at 1 thread now and then, and may compile during such a check).
+        # Serial Pendulum runs at [256, 256] under 'auto': 5.65 ms per compiled update against 5.86 eager before,
+        # 4.86-4.92 against 5.19-5.47 with it.
         self._losses_and_grads = torch.compile(self._eager, dynamic=False, fullgraph=True,
                                                options={"cpp.dynamic_threads": True})
 

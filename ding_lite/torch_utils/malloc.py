@@ -13,7 +13,7 @@ nothing where the C library is not glibc (``keep_freed_memory`` then returns Fal
 
 The key's default, None, leaves it to the update: one that allocates fresh buffers on every call asks for it with
 :func:`keep_freed_memory_on_request` (SAC's compiled update on a CPU, whose intermediate results inductor allocates
-afresh each call: 150-330 page faults per update at [256, 256] without it, see docs/sac.md#speed). True turns it on
+afresh each call: 60-330 page faults per update at [256, 256] without it, see docs/sac.md#speed). True turns it on
 for the whole run from the start; False refuses every request.
 """
 import ctypes
