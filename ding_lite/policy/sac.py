@@ -39,7 +39,7 @@ from .base_policy import Policy
 from .checks import check_positive
 from .sac_common import SACActionSpace, SACLosses, Tensors
 from .sac_discrete import DiscreteSAC
-from .sac_manual import AUTO_COMPILE_AFTER, CompileFailed, ManualContinuousSAC
+from .sac_manual import AUTO_COMPILE_AFTER, AfterGradients, CompileFailed, ManualContinuousSAC
 from .sac_manual import unsupported as manual_sac_unsupported
 from .sac_mixed import MixedSAC
 from .sac_temperature import check_temperature_config, target_entropies
@@ -327,6 +327,9 @@ class SACPolicy(Policy):
                               f"hand-written update does not apply) or False")
         manual = ManualContinuousSAC(self._model, self._log_alpha, self._target_critic, compiled is True)
         self._compile_at = AUTO_COMPILE_AFTER if compiled is None and self._device.type == "cpu" else None
+        learn = self._cfg.learn  # the compiled program takes the optimizer's step too, and every update's Polyak
+        manual.fold(AfterGradients(self._optimizer, learn.min_log_alpha, learn.max_log_alpha,
+                                   learn.target_theta if learn.target_update_period == 1 else None))
         return manual
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
@@ -342,10 +345,10 @@ class SACPolicy(Policy):
         data["terminated"] = data["terminated"].float()
         alphas = self._alphas()
         learn = self._cfg.learn
-        self._optimizer.zero_grad(set_to_none=True)
         if self._manual is not None:  # the same losses, their gradients written out by hand (sac_manual.py)
             losses = self._manual_step(data, alphas)
         else:
+            self._optimizer.zero_grad(set_to_none=True)
             losses = self._actions.losses(data, alphas, self._target_critic, self._target_entropy)
             if "weight" in data:  # prioritised replay's importance weights (B,): on the critics' loss only
                 losses.critic = S.sac_critic_loss(losses.q, losses.target, data["weight"])
@@ -362,12 +365,14 @@ class SACPolicy(Policy):
             info["actor_loss"] = losses.actor.detach()
         if learn.auto_alpha:
             info["alpha_loss"] = losses.alpha.detach()
-        info["grad_norm"] = grad_norm(self._trained_params)  # before the step: the learner checks it is finite
-        adam_step(self._optimizer)
-        if learn.auto_alpha:  # a fixed alpha is the user's own number
-            S.clamp_log_alpha_(self._log_alpha, learn.max_log_alpha, learn.min_log_alpha)
+        if not losses.stepped:  # (the compiled hand-written update takes these steps itself)
+            info["grad_norm"] = grad_norm(self._trained_params)  # before the step: the learner checks it is finite
+            adam_step(self._optimizer)
+            if learn.auto_alpha:  # a fixed alpha is the user's own number
+                S.clamp_log_alpha_(self._log_alpha, learn.max_log_alpha, learn.min_log_alpha)
         self._learn_steps += 1
-        if self._learn_steps % learn.target_update_period == 0:
+        polyak_taken = losses.stepped and self._manual.after.target_theta is not None
+        if self._learn_steps % learn.target_update_period == 0 and not polyak_taken:
             polyak_update(self._target_params, self._critic_params, learn.target_theta)
 
         info.update(critic_loss=losses.critic.detach(), q_mean=losses.q.detach().mean(),

@@ -24,7 +24,9 @@ class SACLosses:
     their sum: ``critic`` on the critics (its target detached), ``actor`` on the actor (the critics it goes through
     evaluated with ``detach_weights=True`` or detached), ``alpha`` on ``log_alpha`` (the log-probabilities detached).
     ``q`` (N, B) the critics at the taken actions and ``target`` (B,) their regression target; ``actor`` is None
-    where there is no actor (ALF's Boltzmann policy); ``info`` the action space's own logged scalars (entropies)."""
+    where there is no actor (ALF's Boltzmann policy); ``info`` the action space's own logged scalars (entropies).
+    ``stepped``: the update has already taken the optimizer's step and what follows it (the compiled hand-written
+    update, ``sac_manual.AfterGradients``), with the gradient norm in ``info['grad_norm']``."""
 
     critic: torch.Tensor
     actor: Optional[torch.Tensor]
@@ -32,6 +34,7 @@ class SACLosses:
     q: torch.Tensor
     target: torch.Tensor
     info: Tensors = field(default_factory=dict)
+    stepped: bool = False
 
 
 class SACActionSpace:

@@ -1,7 +1,9 @@
 """Optimizers (with the fastest available update kernel) and gradient clipping."""
-from typing import Iterable, Optional
+import math
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 import torch
+from torch.optim import optimizer as _torch_optimizer
 
 FUSED_ADAM_DEVICES = ("cpu", "cuda")  # device types with a fused Adam kernel that ding_lite uses
 
@@ -24,14 +26,17 @@ def make_optimizer(name: str, params: Iterable[torch.nn.Parameter], lr: float, *
     raise ValueError(f"unknown optimizer '{name}': use 'adam' or 'rmsprop'")
 
 
-def _lean_adam_ok(optimizer: torch.optim.Optimizer) -> bool:
+def has_step_hooks(optimizer: torch.optim.Optimizer) -> bool:
+    """Whether a hook waits on ``optimizer.step()`` (its own or a global one): a step taken another way would skip
+    it."""
+    return bool(optimizer._optimizer_step_pre_hooks or optimizer._optimizer_step_post_hooks or
+                getattr(_torch_optimizer, "_global_optimizer_pre_hooks", None) or
+                getattr(_torch_optimizer, "_global_optimizer_post_hooks", None))
+
+
+def lean_adam_ok(optimizer: torch.optim.Optimizer) -> bool:
     """Whether :func:`adam_step` may run ``optimizer``'s step itself: a plain fused Adam, no hooks."""
-    from torch.optim import optimizer as torch_optimizer
-    if type(optimizer) is not torch.optim.Adam or not hasattr(torch, "_fused_adam_"):
-        return False
-    if optimizer._optimizer_step_pre_hooks or optimizer._optimizer_step_post_hooks or \
-            getattr(torch_optimizer, "_global_optimizer_pre_hooks", None) or \
-            getattr(torch_optimizer, "_global_optimizer_post_hooks", None):
+    if type(optimizer) is not torch.optim.Adam or not hasattr(torch, "_fused_adam_") or has_step_hooks(optimizer):
         return False
     return all(g["fused"] and not (g["amsgrad"] or g["maximize"] or g["capturable"] or g["differentiable"]
                                    or g.get("decoupled_weight_decay", False) or isinstance(g["lr"], torch.Tensor))
@@ -46,7 +51,7 @@ def adam_step(optimizer: torch.optim.Optimizer) -> None:
     none of ``Optimizer.step``'s per-step bookkeeping (for SAC's three groups on the CPU, 50-60 us less per step:
     149 against 166-210 us at [256, 256], 60 against 103-109 us at [64, 64]). Anything else goes through ``optimizer.step()``: another optimizer, hooks,
     options such as amsgrad, and a step with a parameter whose state is not made yet (its first)."""
-    if not _lean_adam_ok(optimizer):
+    if not lean_adam_ok(optimizer):
         optimizer.step()
         return
     calls: dict = {}
@@ -67,6 +72,45 @@ def adam_step(optimizer: torch.optim.Optimizer) -> None:
         torch._fused_adam_(params, grads, exp_avgs, exp_avg_sqs, [], steps, amsgrad=False, lr=lr, beta1=beta1,
                            beta2=beta2, weight_decay=weight_decay, eps=eps, maximize=False, grad_scale=None,
                            found_inf=None)
+
+
+def _log(beta: float) -> float:
+    """log beta, -inf for beta = 0 (then beta^t = exp(t log beta) = 0 for every step t >= 1)."""
+    return math.log(beta) if beta > 0 else -math.inf
+
+
+def adam_update_(params: List[torch.Tensor], grads: List[torch.Tensor], exp_avgs: List[torch.Tensor],
+                 exp_avg_sqs: List[torch.Tensor], steps: List[torch.Tensor], lrs: torch.Tensor,
+                 hyper: Sequence[Tuple[Tuple[float, float], float, float]]) -> None:
+    """Adam's step (Kingma & Ba, Algorithm 1; L2 weight decay added to the gradient, as torch's Adam does) on P
+    parameters, in place, written with plain tensor operations.
+
+    What ``torch._fused_adam_`` computes, in a form ``torch.compile`` can fold into the program that computes the
+    gradients (the compiled SAC update takes its optimizer step this way). ``steps``: the optimizer state's 0-dim
+    step counts (incremented here); ``lrs`` (P,) the learning rates, a tensor so that a schedule can change them
+    without a recompilation; ``hyper``: each parameter's ((beta1, beta2), eps, weight_decay). Equal to the fused
+    kernel up to float rounding (it computes the bias corrections in double precision).
+
+    The per-parameter scalars (step sizes, bias corrections) are computed once, as (P,) vectors, with beta^t written
+    exp(t log beta): inductor realizes a reused value on a CPU when its expression holds an ``exp`` (its
+    ``should_realize_on_cpu``), and inlines it otherwise: then every parameter's kernel evaluated two scalar ``pow``
+    per 16 elements, and the compiled SAC update's own kernels took 1.29 against 0.83 ms per update at [256, 256]
+    (torch 2.13, 2 threads, torch.profiler)."""
+    device = lrs.device
+    log_beta1 = torch.tensor([_log(h[0][0]) for h in hyper], device=device)
+    log_beta2 = torch.tensor([_log(h[0][1]) for h in hyper], device=device)
+    step = torch.stack(steps) + 1
+    step_size = lrs / (1 - torch.exp(step * log_beta1))  # lr / (1 - beta1^t)
+    bias_correction2_sqrt = (1 - torch.exp(step * log_beta2)).sqrt()  # sqrt(1 - beta2^t)
+    for i, (param, grad, exp_avg, exp_avg_sq) in enumerate(zip(params, grads, exp_avgs, exp_avg_sqs)):
+        (b1, b2), eps, weight_decay = hyper[i]
+        steps[i].copy_(step[i])
+        if weight_decay != 0:
+            grad = grad + weight_decay * param
+        exp_avg.lerp_(grad, 1 - b1)  # m <- beta1 m + (1 - beta1) g
+        exp_avg_sq.mul_(b2).addcmul_(grad, grad, value=1 - b2)  # v <- beta2 v + (1 - beta2) g^2
+        # theta <- theta - lr / (1 - beta1^t) m / (sqrt(v / (1 - beta2^t)) + eps)
+        param.sub_(step_size[i] * exp_avg / (exp_avg_sq.sqrt() / bias_correction2_sqrt[i] + eps))
 
 
 def grad_norm(params: Iterable[torch.nn.Parameter]) -> torch.Tensor:

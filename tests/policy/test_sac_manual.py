@@ -7,6 +7,7 @@ The autograd update's losses are themselves tested against the paper's equations
 and its wiring in test_sac.py / test_sac_training.py, so agreement here carries those tests over.
 """
 import copy
+import math
 import os
 
 import gymnasium as gym
@@ -70,7 +71,8 @@ def random_batch(obs_space=None, seed=1):
 
 
 def one_update(policy, batch):
-    """The update's logged values and every parameter's gradient (the optimizer leaves ``.grad`` in place)."""
+    """The update's logged values and every parameter's gradient (the optimizer leaves ``.grad`` in place; none where
+    the compiled program took the step)."""
     torch.manual_seed(123)
     info = policy.learn_mode.forward(copy.deepcopy(batch))
     grads = {name: p.grad.clone() for name, p in policy.model.named_parameters() if p.grad is not None}
@@ -162,23 +164,122 @@ def test_compile_update_needs_the_hand_written_update():
         build(None, {"policy.learn.compile_update": True, "policy.model.activation": "elu"})
 
 
+def assert_same_state(policy, other, where, atol=1e-6):
+    """Every parameter (model and target critics) and the optimizer's state of two policies, close."""
+    for (name, p), q in zip(policy.model.named_parameters(), other.model.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-5, atol=atol, msg=lambda m: f"{where}, {name}: {m}")
+    for p, q in zip(policy._target_critic.parameters(), other._target_critic.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-5, atol=atol, msg=lambda m: f"{where}, a target critic: {m}")
+    s1, s2 = policy._optimizer.state_dict()["state"], other._optimizer.state_dict()["state"]
+    assert s1.keys() == s2.keys()
+    for k in s1:
+        for name in s1[k]:
+            torch.testing.assert_close(s1[k][name], s2[k][name], rtol=1e-5, atol=1e-7,
+                                       msg=lambda m: f"{where}, optimizer state {k}.{name}: {m}")
+
+
+def batch_with_weights(seed):
+    batch = random_batch(seed=seed)
+    batch["weight"] = torch.rand(B, generator=torch.Generator().manual_seed(seed)) + 0.2
+    return batch
+
+
+ALPHA_PINNED = {"policy.learn.alpha": 0.2, "policy.learn.min_log_alpha": math.log(0.2) - 1e-6,
+                "policy.learn.max_log_alpha": math.log(0.2) + 1e-6}  # every step of log alpha is clamped
+
+
+@pytest.mark.parametrize("overrides", [
+    {}, {"policy.learn.auto_alpha": False}, {"policy.learn.target_update_period": 2}, ALPHA_PINNED,
+    {"policy.priority": True, "policy.priority_IS_weight": True, "policy.learn.learning_rate_policy": 1e-3},
+], ids=["defaults", "fixed_alpha", "polyak_every_2", "alpha_clamped", "weights_and_own_rate"])
+def test_the_folded_step_is_the_policys_own(overrides):
+    """After fold, the compiled update's program also takes Adam's step, the temperature's clamp and the Polyak
+    update (sac_manual.AfterGradients). That program, run eagerly here, against the policy's own steps: over four
+    updates the same parameters, target critics, optimizer state and logged values. Its first update is the policy's
+    (the optimizer makes its state there); from the second on the program steps, and leaves no ``.grad``."""
+    plain, folded = build(True, overrides), build(True, overrides)
+    assert folded._manual.after is not None
+    folded._manual.compiled = True  # the folded program, its functions left eager (the slow tests compile them)
+    weighted = "policy.priority" in overrides
+    for update in range(4):
+        batch = batch_with_weights(update) if weighted else random_batch(seed=update)
+        torch.manual_seed(123)
+        info_p = plain.learn_mode.forward(copy.deepcopy(batch))
+        torch.manual_seed(123)
+        info_f = folded.learn_mode.forward(copy.deepcopy(batch))
+        assert set(info_p) == set(info_f)
+        for key in info_p:
+            torch.testing.assert_close(torch.as_tensor(info_f[key]), torch.as_tensor(info_p[key]), rtol=1e-5,
+                                       atol=1e-6, msg=lambda m: f"update {update}, info[{key!r}]: {m}")
+        assert_same_state(folded, plain, f"update {update}")
+        stepped_by_the_program = all(p.grad is None for p in folded.model.parameters())
+        assert stepped_by_the_program == (update > 0)
+    if overrides is ALPHA_PINNED:  # the clamp held log alpha in its bounds in both
+        assert abs(folded._log_alpha.item() - math.log(0.2)) <= 1.01e-6
+
+
+def test_the_folded_step_reads_a_resumed_optimizer_and_leaves_hooked_steps_to_the_optimizer():
+    """The folded program reads the optimizer's state afresh on every update: after a resume (load_state_dict
+    replaces the state's tensors) it steps the loaded state. A hook on ``optimizer.step()`` makes the update leave
+    the step to the optimizer, so that the hook runs."""
+    trained, plain, folded = build(True), build(True), build(True)
+    for update in range(2):
+        trained.learn_mode.forward(random_batch(seed=update))
+    state = trained.learn_mode.state_dict()
+    plain.learn_mode.load_state_dict(copy.deepcopy(state))
+    folded.learn_mode.load_state_dict(copy.deepcopy(state))
+    folded._manual.compiled = True  # the folded program, run eagerly
+    for update in range(2, 4):
+        batch = random_batch(seed=update)
+        torch.manual_seed(update)
+        plain.learn_mode.forward(copy.deepcopy(batch))
+        torch.manual_seed(update)
+        folded.learn_mode.forward(copy.deepcopy(batch))
+        assert all(p.grad is None for p in folded.model.parameters())
+        assert_same_state(folded, plain, f"update {update} after a resume")
+    calls = []
+    folded._optimizer.register_step_pre_hook(lambda *args: calls.append(1))
+    torch.manual_seed(4)
+    plain.learn_mode.forward(random_batch(seed=4))
+    torch.manual_seed(4)
+    folded.learn_mode.forward(random_batch(seed=4))
+    assert calls == [1] and folded._log_alpha.grad is not None
+    assert_same_state(folded, plain, "a hooked step")
+
+
+def test_fold_needs_a_plain_fused_adam_over_the_updates_parameters():
+    from ding_lite.policy.sac_manual import AfterGradients
+    policy = build(True)
+    manual, params = policy._manual, list(policy.model.parameters())
+    assert manual.fold(AfterGradients(policy._optimizer, None, None, 0.005))
+    amsgrad = torch.optim.Adam(params, lr=1e-3, fused=True, amsgrad=True)
+    assert not manual.fold(AfterGradients(amsgrad, None, None, 0.005))
+    fewer = torch.optim.Adam(params[:-1], lr=1e-3, fused=True)
+    assert not manual.fold(AfterGradients(fewer, None, None, 0.005))
+
+
 @pytest.mark.slow  # torch.compile: 5-15 s
 def test_compiled_update_gives_the_eager_update():
-    """The compiled program of the hand-written update: the same losses and gradients as the eager one over three
-    updates (importance weights, n-step discounts and terminations included)."""
+    """The compiled program of the hand-written update, with the optimizer's step, the temperature's clamp and the
+    Polyak update folded in from the second update on: the same losses, parameters, target critics and optimizer
+    state as the eager update over three updates (importance weights, n-step discounts and terminations
+    included)."""
     per = {"policy.priority": True, "policy.priority_IS_weight": True}
     eager, compiled = build(True, per), build(True, {**per, "policy.learn.compile_update": True})
-    assert compiled._manual.compiled and not eager._manual.compiled
+    assert compiled._manual.compiled and not eager._manual.compiled and compiled._manual.after is not None
     for seed in range(3):
-        batch = random_batch(seed=seed)
-        batch["weight"] = torch.rand(B, generator=torch.Generator().manual_seed(seed)) + 0.2
+        batch = batch_with_weights(seed)
         batch["discount"] = torch.full((B,), 0.99 ** 2)
         (info_e, grads_e), (info_c, grads_c) = one_update(eager, batch), one_update(compiled, batch)
-        for name in grads_e:
-            torch.testing.assert_close(grads_c[name], grads_e[name], rtol=1e-4, atol=1e-6)
+        if seed == 0:  # the optimizer's first step (it makes its state) is the policy's: gradients to compare
+            for name in grads_e:
+                torch.testing.assert_close(grads_c[name], grads_e[name], rtol=1e-4, atol=1e-6)
+        else:
+            assert grads_c == {}  # the program stepped: no .grad left
         for key in info_e:
             torch.testing.assert_close(torch.as_tensor(info_c[key]), torch.as_tensor(info_e[key]), rtol=1e-5,
                                        atol=1e-6)
+        assert_same_state(compiled, eager, f"update {seed}", atol=1e-5)
 
 
 @pytest.mark.parametrize("mode", [True, None])

@@ -109,3 +109,37 @@ def test_adam_step_runs_without_optimizer_step_and_falls_back_for_hooks():
     opt.register_step_pre_hook(lambda *a: None)
     _run(params, opt, grads[2:3], adam_step)
     assert calls == [1]
+
+
+def test_adam_update_is_torch_adams_step():
+    """adam_update_ (the Adam step that the compiled SAC update takes inside its program) against torch's fused Adam
+    over six steps: three groups with their own rates, betas (one with beta1 = 0) and weight decay, and a rate
+    changed after the third step, as a schedule does."""
+    from ding_lite.torch_utils import make_optimizer
+    from ding_lite.torch_utils.optimizer import adam_update_
+    g = torch.Generator().manual_seed(0)
+    shapes = [(4, 3), (3,), (5, 2), (1,)]
+    params = [torch.nn.Parameter(torch.randn(s, generator=g)) for s in shapes]
+    mine = [p.detach().clone() for p in params]
+    groups = [{"params": params[:2], "lr": 0.01}, {"params": params[2:3], "lr": 0.003, "betas": (0.0, 0.99)},
+              {"params": params[3:], "lr": 0.02, "weight_decay": 0.1, "eps": 1e-6}]
+    opt = make_optimizer("adam", groups, 0.01)
+    group_of = [0, 0, 1, 2]
+    exp_avgs, exp_avg_sqs = [torch.zeros_like(p) for p in mine], [torch.zeros_like(p) for p in mine]
+    steps = [torch.zeros(()) for _ in mine]
+    for t in range(6):
+        if t == 3:
+            opt.param_groups[0]["lr"] = 0.005
+        grads = [torch.randn(s, generator=g) for s in shapes]
+        for p, grad in zip(params, grads):
+            p.grad = grad.clone()
+        opt.step()
+        hyper = [(grp["betas"], grp["eps"], grp["weight_decay"]) for grp in opt.param_groups]
+        lrs = torch.tensor([opt.param_groups[i]["lr"] for i in group_of])
+        adam_update_(mine, grads, exp_avgs, exp_avg_sqs, steps, lrs, [hyper[i] for i in group_of])
+        for i, p in enumerate(params):
+            state = opt.state[p]
+            torch.testing.assert_close(mine[i], p.detach(), rtol=1e-5, atol=1e-6, msg=lambda m: f"step {t}: {m}")
+            torch.testing.assert_close(exp_avgs[i], state["exp_avg"], rtol=1e-6, atol=1e-7)
+            torch.testing.assert_close(exp_avg_sqs[i], state["exp_avg_sq"], rtol=1e-6, atol=1e-8)
+            assert steps[i].item() == state["step"].item() == t + 1
