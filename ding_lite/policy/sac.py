@@ -39,7 +39,7 @@ from .base_policy import Policy
 from .checks import check_positive
 from .sac_common import SACActionSpace, SACLosses, Tensors
 from .sac_discrete import DiscreteSAC
-from .sac_manual import AUTO_COMPILE_AFTER, AfterGradients, CompileFailed, ManualContinuousSAC
+from .sac_manual import AUTO_COMPILE_AFTER, ActingActor, AfterGradients, CompileFailed, ManualContinuousSAC
 from .sac_manual import unsupported as manual_sac_unsupported
 from .sac_mixed import MixedSAC
 from .sac_temperature import check_temperature_config, target_entropies
@@ -50,9 +50,12 @@ class ContinuousSAC(SACActionSpace):
 
     def _init_shape(self, shape: Any) -> None:
         self.action_dim = shape
+        self._acting = ActingActor.of(self.model)  # the built-in actor, layer by layer: fewer calls per action
 
     def act(self, obs: torch.Tensor, deterministic: bool) -> torch.Tensor:
         """a = tanh(u), u ~ N(mu(s), std(s)) (or u = mu(s)), (B, D)."""
+        if self._acting is not None:
+            return self._acting(obs, deterministic)
         return self._squashed_action(obs, deterministic)
 
     def pack(self, discrete: torch.Tensor, continuous: torch.Tensor) -> torch.Tensor:

@@ -247,6 +247,41 @@ def test_the_folded_step_reads_a_resumed_optimizer_and_leaves_hooked_steps_to_th
     assert_same_state(folded, plain, "a hooked step")
 
 
+@pytest.mark.parametrize("overrides, obs_space", [({}, None), ({"policy.model.activation": "tanh"}, None),
+                                                   ({}, DICT_SPACE)], ids=["relu", "tanh", "dict_obs"])
+def test_acting_layer_by_layer_gives_the_module_paths_actions(overrides, obs_space):
+    """ContinuousSAC acts through sac_manual.ActingActor (addmm per layer, no module calls): the same actions, and
+    the same random draws, as the module path (compute_actor, then the squashed Gaussian)."""
+    policy = build(None, overrides, obs_space)
+    space = policy._actions
+    assert space._acting is not None
+    obs = random_batch(obs_space)["obs"]
+    with torch.no_grad():  # two of the three log-stds above log_std_max: both paths must clamp them
+        policy.model.actor[-1].bias[ACT:ACT + ACT // 2 + 1] += 30.0
+    for deterministic in (True, False):
+        torch.manual_seed(5)
+        layered = space.act(obs, deterministic)
+        torch.manual_seed(5)
+        modules = space._squashed_action(obs, deterministic)
+        assert layered.shape == (B, ACT) and torch.equal(layered, modules)
+        # and the generator moved alike:
+        torch.manual_seed(5)
+        space.act(obs, deterministic)
+        after_layered = torch.rand(1)
+        torch.manual_seed(5)
+        space._squashed_action(obs, deterministic)
+        assert torch.equal(after_layered, torch.rand(1))
+
+
+def test_acting_layer_by_layer_only_for_the_built_in_mlp_actor():
+    from ding_lite.policy.sac_manual import ActingActor
+    policy = build(None)
+    policy.model.actor.append(torch.nn.Identity())
+    assert ActingActor.of(policy.model) is None
+    assert build(None, {"policy.model.activation": "elu"})._actions._acting is None
+    assert ActingActor.of(build(None, action_space="discrete").model) is None
+
+
 def test_fold_needs_a_plain_fused_adam_over_the_updates_parameters():
     from ding_lite.policy.sac_manual import AfterGradients
     policy = build(True)
