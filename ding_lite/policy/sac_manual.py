@@ -264,7 +264,8 @@ class ManualContinuousSAC:
         eps = torch.empty(2 * B, D, dtype=action.dtype, device=action.device)
         eps[:B].normal_(), eps[B:].normal_()  # as the autograd update draws them: s' first, then s
         args = (obs, action, next_obs, reward, terminated, gamma, alpha, target_entropy, weight, eps)
-        adam = self._adam_inputs(auto_alpha) if self.compiled and self.after is not None else None
+        folds = self.compiled and self.after is not None and not has_step_hooks(self.after.optimizer)
+        adam = self._adam_inputs(auto_alpha) if folds else None
         if adam is not None:  # the optimizer's step and what follows it inside the program
             critic_loss, actor_loss, alpha_loss, q, target, logp_mean, norm = self._compiling(
                 self._losses_grads_and_step, *args, auto_alpha, *adam)
@@ -274,8 +275,11 @@ class ManualContinuousSAC:
                 self._grads_set = False
             return SACLosses(critic_loss, actor_loss, alpha_loss, q, target,
                              {"entropy": -logp_mean, "grad_norm": norm}, stepped=True)
-        critic_loss, actor_loss, alpha_loss, q, target, logp_mean, grads = self._compiling(
-            self._losses_and_grads, *args)
+        if folds:  # the optimizer's first step (it makes its state): eager, not a program compiled for one update
+            critic_loss, actor_loss, alpha_loss, q, target, logp_mean, grads = self._eager(*args)
+        else:
+            critic_loss, actor_loss, alpha_loss, q, target, logp_mean, grads = self._compiling(
+                self._losses_and_grads, *args)
         for p, grad in zip(self.params, grads):
             p.grad = grad
         if auto_alpha:
@@ -299,11 +303,11 @@ class ManualContinuousSAC:
         """The optimizer's side of the folded program, read afresh on every update (a resume replaces the state, a
         schedule moves the learning rates): the learning rates (G,) as a tensor, so that a new rate is a new value
         and not a recompilation; each group's (betas, eps, weight_decay); each trained parameter's exp_avg,
-        exp_avg_sq and step. None where the step must be the policy's: a hook waits on it, or no state yet."""
+        exp_avg_sq and step. None before the optimizer's first step, which makes its state."""
         optimizer = self.after.optimizer
         trained = self.params + [self.log_alpha] if auto_alpha else self.params
         state = optimizer.state
-        if has_step_hooks(optimizer) or not state.get(trained[-1]):
+        if not state.get(trained[-1]):
             return None
         groups = optimizer.param_groups
         lr_values = [g["lr"] for g in groups]

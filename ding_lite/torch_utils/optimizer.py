@@ -49,8 +49,9 @@ def adam_step(optimizer: torch.optim.Optimizer) -> None:
     The same kernel (``torch._fused_adam_``, what ``Adam(fused=True)`` calls) on the same state, so the result is
     bit-identical; but one call per set of equal hyperparameters and device instead of one per parameter group, and
     none of ``Optimizer.step``'s per-step bookkeeping (for SAC's three groups on the CPU, 50-60 us less per step:
-    149 against 166-210 us at [256, 256], 60 against 103-109 us at [64, 64]). Anything else goes through ``optimizer.step()``: another optimizer, hooks,
-    options such as amsgrad, and a step with a parameter whose state is not made yet (its first)."""
+    149 against 166-210 us at [256, 256], 60 against 103-109 us at [64, 64]). Anything else goes through
+    ``optimizer.step()``: another optimizer, hooks, options such as amsgrad, and a step with a parameter whose state
+    is not made yet (its first)."""
     if not lean_adam_ok(optimizer):
         optimizer.step()
         return

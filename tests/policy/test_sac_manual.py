@@ -323,11 +323,13 @@ def test_a_compile_failure(mode):
     with compile_update=True an error naming the key; with None (the default's switch in long runs) a warning, then
     the eager update, for the rest of the run."""
     policy = build(True, {"policy.learn.compile_update": mode})
-    policy._manual.compiled = True  # as if compiled; the call below fails the way a failed compilation does
+    policy.learn_mode.forward(random_batch(seed=3))  # the optimizer's first step, eager: the program folds it in after
+    policy._manual.compiled, policy._manual._ran = True, False  # as compile() leaves it, without compiling; the
+    # call below fails the way a failed compilation does
 
     def fails(*args):
         raise RuntimeError("InvalidCxxCompiler: No working C++ compiler found")
-    policy._manual._losses_and_grads = fails
+    policy._manual._losses_and_grads = policy._manual._losses_grads_and_step = fails
     if mode:
         with pytest.raises(RuntimeError, match=r"torch.compile of the SAC update failed \(RuntimeError: "
                                                r"InvalidCxxCompiler.*set policy.learn.compile_update=False"):
@@ -338,6 +340,20 @@ def test_a_compile_failure(mode):
         info = policy.learn_mode.forward(random_batch())
     assert not policy._manual.compiled and policy._compile_at is None and torch.isfinite(info["critic_loss"])
     policy.learn_mode.forward(random_batch(seed=2))  # and stays eager, without another warning
+
+
+def test_compile_update_true_compiles_one_program():
+    """With compile_update=True the first update, where the optimizer makes its state, runs eagerly: the program
+    with the optimizer's step folded in compiles at the second, and no program is compiled for the first alone."""
+    policy = build(True, {"policy.learn.compile_update": True})
+    compiled_calls = []
+    policy._manual._losses_and_grads = lambda *args: compiled_calls.append("losses_and_grads")
+    policy._manual._losses_grads_and_step = lambda *args: compiled_calls.append("folded") or [torch.zeros(())] * 7
+    policy.learn_mode.forward(random_batch(seed=0))
+    assert compiled_calls == [] and policy._optimizer.state
+    policy._manual._losses_grads_and_step = policy._manual._eager_step  # (its eager form: no compilation here)
+    policy.learn_mode.forward(random_batch(seed=1))
+    assert all(p.grad is None for p in policy.model.parameters())  # the folded program stepped
 
 
 def test_when_the_default_compiles():
