@@ -65,6 +65,13 @@ def _activation_name(layers: List[nn.Module]) -> Optional[str]:
     return names.pop() if len(names) == 1 and None not in names else None
 
 
+def _mlp_actor_activation(model: nn.Module) -> Optional[str]:
+    """The activation of ``model.actor`` if it is an MLP ending in a linear layer with one activation (ReLU or tanh)
+    between its layers; else None."""
+    actor = list(model.actor)
+    return _activation_name(actor) if actor and isinstance(actor[-1], nn.Linear) else None
+
+
 def unsupported(model: nn.Module) -> Optional[str]:
     """Why :class:`ManualContinuousSAC` cannot run ``model``'s update (for the config error); None if it can."""
     from ding_lite.model.qac import QAC
@@ -76,9 +83,8 @@ def unsupported(model: nn.Module) -> Optional[str]:
         return "the actor or the critics are not the built-in MLPs"
     if any(p.requires_grad for p in model.flatten_obs.parameters()):
         return "the observation flattener has parameters"
-    actor, critic = list(model.actor), list(model.critic.net)
-    if not isinstance(actor[-1], nn.Linear) or _activation_name(actor) is None or \
-            _activation_name(critic) is None or _activation_name(actor) != _activation_name(critic):
+    act = _mlp_actor_activation(model)
+    if act is None or _activation_name(list(model.critic.net)) != act:
         return "the activations are not ReLU or tanh (the same in the actor and the critics, with a hidden layer)"
     return None
 
@@ -116,11 +122,7 @@ class ActingActor:
         from ding_lite.model.qac import QAC
         if type(model) is not QAC or model.action_space != "continuous" or not isinstance(model.actor, nn.Sequential):
             return None
-        actor = list(model.actor)
-        if not isinstance(actor[-1], nn.Linear) or _activation_name(actor) is None or \
-                not all(isinstance(m, (nn.Linear, *ACTIVATIONS)) for m in actor):
-            return None
-        return cls(model)
+        return cls(model) if _mlp_actor_activation(model) is not None else None
 
     def __call__(self, obs: torch.Tensor, deterministic: bool) -> torch.Tensor:
         """tanh(mu + std eps) (or tanh(mu)) for observations (B, ...) or a nested dict of them, (B, D)."""
