@@ -1,7 +1,8 @@
 """Every policy on a GPU (``policy.cuda=True``): its learn step and a short serial run, with learner updates/s.
 
-For each shipped config below (IMPALA, ACER discrete and continuous, SAC continuous, discrete and mixed, and
-Pendulum SAC with prioritised replay, whose priorities go back to the buffer after each update: a second transfer):
+For each shipped config below (IMPALA, ACER discrete and continuous, SAC continuous, discrete and mixed,
+Pendulum SAC with prioritised replay, whose priorities go back to the buffer after each update: a second transfer,
+and Pendulum SAC with its update compiled, ``policy.learn.compile_update=True``):
 
 * ``learn``: the policy built through the real config path, a replay buffer filled by its collector (pinned batches
   with ``cuda``), then ``Learner.train(buffer.sample(batch_size))`` timed for ``--seconds`` after a warm-up: learner
@@ -37,10 +38,13 @@ from machine import machine_info  # noqa: E402  (benchmarks/machine.py)
 
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 CONFIGS = ["cartpole_impala", "cartpole_acer", "pendulum_acer", "pendulum_sac", "cartpole_sac", "mixed_sac",
-           "pendulum_sac_per"]
+           "pendulum_sac_per", "pendulum_sac_compiled"]
 # Checked variants of shipped configs: name -> (config file, overrides). Prioritised replay adds the transfer of the
-# batch's priorities to the buffer after each update.
-VARIANTS = {"pendulum_sac_per": ("pendulum_sac", {"policy.priority": True, "policy.priority_IS_weight": True})}
+# batch's priorities to the buffer after each update. compile_update=True: the hand-written SAC update as one
+# torch.compile program with the optimizer's step folded in (on a GPU the default never compiles; this checks that
+# asking for it works there, through Triton).
+VARIANTS = {"pendulum_sac_per": ("pendulum_sac", {"policy.priority": True, "policy.priority_IS_weight": True}),
+            "pendulum_sac_compiled": ("pendulum_sac", {"policy.learn.compile_update": True})}
 SMALL = {"env.evaluator_env_num": 1, "env.n_evaluator_episode": 1}
 
 

@@ -31,3 +31,10 @@ def _restore_torch_threads():
     threads = torch.get_num_threads()
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA device (runs where a GPU exists: docs/benchmarks.md)"))])
+def device(request) -> str:
+    """The test on the CPU, and again on a GPU where torch sees one (``-k cuda`` picks those runs)."""
+    return request.param

@@ -142,11 +142,12 @@ class SACPolicy(Policy):
             # (policy/sac_manual.py: the same losses and gradients, fewer and larger operations). None: wherever
             # the model is the built-in QAC with ReLU or tanh layers; True: require it; False: autograd.
             manual_update=None,
-            # (bool or None) The hand-written update as one torch.compile program (needs a C++ compiler; compiles
-            # for 3-12 s): 1.5x faster per update at [64, 64] on a CPU, 1.1-1.3x at [256, 256], see
-            # docs/sac.md#speed. None: on a CPU from update 5,000 on (sac_manual.AUTO_COMPILE_AFTER: where a run
-            # is likely to repay the compilation; if it fails, the run warns and goes on eagerly); True: from the
-            # first update; False: never. On a CPU it turns on the top-level keep_freed_memory unless that is False.
+            # (bool or None) The hand-written update as one torch.compile program (needs a C++ compiler, or Triton
+            # on a GPU; compiles for 3-16 s): 1.5x faster per update at [64, 64] on a CPU, 1.1-1.3x at [256, 256];
+            # on a GPU it runs as a CUDA graph, 5x faster at [256, 256] on an H100 (docs/sac.md#speed). None: from
+            # update 5,000 on, on a CPU or a GPU (sac_manual.AUTO_COMPILE_AFTER: where a run is likely to repay the
+            # compilation; if it fails, the run warns and goes on eagerly); True: from the first update; False:
+            # never. On a CPU it turns on the top-level keep_freed_memory unless that is False.
             compile_update=None,
         ),
         collect=dict(n_sample=1),
@@ -329,7 +330,7 @@ class SACPolicy(Policy):
             raise ConfigError(f"policy.learn.manual_update=True, but {why_not}: set it to None (autograd where the "
                               f"hand-written update does not apply) or False")
         manual = ManualContinuousSAC(self._model, self._log_alpha, self._target_critic, compiled is True)
-        self._compile_at = AUTO_COMPILE_AFTER if compiled is None and self._device.type == "cpu" else None
+        self._compile_at = AUTO_COMPILE_AFTER if compiled is None and self._device.type in ("cpu", "cuda") else None
         learn = self._cfg.learn  # the compiled program takes the optimizer's step too, and every update's Polyak
         manual.fold(AfterGradients(self._optimizer, learn.min_log_alpha, learn.max_log_alpha,
                                    learn.target_theta if learn.target_update_period == 1 else None))

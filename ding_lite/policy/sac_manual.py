@@ -14,8 +14,9 @@ It applies to the built-in QAC model with an MLP actor and an :class:`~ding_lite
 of critics, whose activations are ReLU or tanh (:func:`unsupported`); the policy falls back to autograd otherwise.
 ``tests/policy/test_sac_manual.py`` checks every gradient against autograd's on the same random numbers. With
 ``policy.learn.compile_update`` the losses and gradients run as one ``torch.compile`` program (it compiles for several
-seconds and needs a C++ compiler; by default long runs on a CPU switch to it, see :data:`AUTO_COMPILE_AFTER` and
-docs/sac.md#speed).
+seconds and needs a C++ compiler, or Triton on a GPU; by default long runs switch to it, see
+:data:`AUTO_COMPILE_AFTER` and docs/sac.md#speed). On a GPU that program, with the optimizer's step folded in, runs as
+a CUDA graph: one launch per update instead of a few hundred.
 
 Shapes: B transitions, N critics, O observation features, D action dims, H hidden units; the actor's layers are
 ``nn.Linear`` (weight (out, in)), the critics' ``EnsembleLinear`` (weight (N, in, out), bias (N, 1, out)).
@@ -34,12 +35,21 @@ from ding_lite.torch_utils.network import EnsembleLinear, EnsembleMLP
 from .sac_common import SACLosses
 
 ACTIVATIONS = {nn.ReLU: "relu", nn.Tanh: "tanh"}
-# policy.learn.compile_update=None compiles the update on a CPU from this update on. The compiled update saves 0.5 ms
-# per update at [64, 64] and about 1 ms at [256, 256] on the 2-core VM (benchmarks/sac_compiled_step.py --variants
-# manual, docs/sac.md#speed) for 3 s of compilation (7-12 s with a cold inductor cache): repaid after 3,000-6,000
-# more updates with a warm cache. By update 5,000 a run has spent 8-25 s on updates, so the compilation adds 12-45%
-# to a run that stops right there (more the first time on a machine), and a run past about 11,000 updates gains.
+# policy.learn.compile_update=None compiles the update on a CPU or a GPU from this update on. The compiled update
+# saves 0.5 ms per update at [64, 64] and about 1 ms at [256, 256] on the 2-core VM (benchmarks/sac_compiled_step.py
+# --variants manual, docs/sac.md#speed) for 3 s of compilation (7-12 s with a cold inductor cache): repaid after
+# 3,000-6,000 more updates with a warm cache. By update 5,000 a run has spent 8-25 s on updates, so the compilation
+# adds 12-45% to a run that stops right there (more the first time on a machine), and a run past about 11,000 updates
+# gains. On an H100 (benchmarks/sac_gpu_update.py) the compiled update with its CUDA graph takes 0.6 ms against 3.1
+# eager at [256, 256], for 8-16 s of compilation: repaid within 6,000 updates.
 AUTO_COMPILE_AFTER = 5_000
+
+
+def _static_addresses(tensors: Sequence[torch.Tensor]) -> None:
+    """Mark tensors that a CUDA graph updates in place as living at a fixed address (each once)."""
+    for t in tensors:
+        if getattr(t, "_dynamo_static_input_type", None) is None:
+            torch._dynamo.mark_static_address(t)
 
 
 class CompileFailed(RuntimeError):
@@ -177,7 +187,7 @@ class ManualContinuousSAC:
         self.params = self.online_layers + [p for m in self.actor_layers for p in (m.weight, m.bias)]
         self._eager, self._eager_step = self._losses_and_grads, self._losses_grads_and_step
         self.after: Optional[AfterGradients] = None
-        self.compiled, self._ran, self.ws, self._grads_set = False, False, Workspace(), False
+        self.compiled, self._ran, self.ws, self._grads_set, self._graphs = False, False, Workspace(), False, False
         self._lr_values: Optional[List[float]] = None
         if compiled:
             self.compile()
@@ -203,21 +213,32 @@ class ManualContinuousSAC:
 
         On a CPU it asks glibc to keep freed memory (the top-level ``keep_freed_memory``, unless the run set it to
         False): the program allocates its intermediate results afresh on every call, which otherwise cost 60-330
-        page faults and 0.2-0.35 ms of system time per update at [256, 256]."""
+        page faults and 0.2-0.35 ms of system time per update at [256, 256].
+
+        On a GPU the folded program (after :meth:`fold`) is recorded as a CUDA graph and replayed (inductor's
+        ``triton.cudagraphs``, what ``mode="reduce-overhead"`` turns on): at these sizes an update is a few hundred
+        small kernels, each costing a launch, and the graph launches them as one. The tensors it updates in place
+        (parameters, target critics, the optimizer's state) get static addresses (``mark_static_address``), so the
+        graph steps them where they are; its outputs are copied out, since its next replay overwrites them."""
         self.compiled, self._ran, self.ws = True, False, None
-        if self.params[0].device.type == "cpu":
+        device = self.params[0].device.type
+        if device == "cpu":
             keep_freed_memory_on_request()
+        self._graphs = device == "cuda"  # (only the folded program runs as a graph)
+        if self._graphs:
+            _static_addresses(self.params + [self.log_alpha] + self.target_layers)
         # cpp.dynamic_threads: the kernels take torch's thread count when they run, not the one at compile time
         # (torch_threads='auto' times the update at 1 thread now and then, and may compile during such a check).
         # Serial Pendulum runs at [256, 256] under 'auto': 5.65 ms per compiled update against 5.86 eager before,
         # 4.86-4.92 against 5.19-5.47 with it.
         options = {"cpp.dynamic_threads": True}
         self._losses_and_grads = torch.compile(self._eager, dynamic=False, fullgraph=True, options=options)
-        self._losses_grads_and_step = torch.compile(self._eager_step, dynamic=False, fullgraph=True, options=options)
+        self._losses_grads_and_step = torch.compile(self._eager_step, dynamic=False, fullgraph=True,
+                                                    options={**options, "triton.cudagraphs": self._graphs})
 
     def uncompile(self) -> None:
         """Back to the eager update."""
-        self.compiled, self.ws = False, Workspace()
+        self.compiled, self.ws, self._graphs = False, Workspace(), False
         self._losses_and_grads, self._losses_grads_and_step = self._eager, self._eager_step
 
     def _out(self, name: str, shape: Sequence[int], like: torch.Tensor) -> Optional[torch.Tensor]:
@@ -269,8 +290,13 @@ class ManualContinuousSAC:
         folds = self.compiled and self.after is not None and not has_step_hooks(self.after.optimizer)
         adam = self._adam_inputs(auto_alpha) if folds else None
         if adam is not None:  # the optimizer's step and what follows it inside the program
-            critic_loss, actor_loss, alpha_loss, q, target, logp_mean, norm = self._compiling(
-                self._losses_grads_and_step, *args, auto_alpha, *adam)
+            if self._graphs:  # (a resume replaces the optimizer's state tensors: marked as they come)
+                _static_addresses([t for state in adam[2:] for t in state])
+                torch.compiler.cudagraph_mark_step_begin()
+            out = self._compiling(self._losses_grads_and_step, *args, auto_alpha, *adam)
+            if self._graphs:  # the graph's outputs live in its memory pool, which its next replay overwrites
+                out = [t.clone() for t in out]
+            critic_loss, actor_loss, alpha_loss, q, target, logp_mean, norm = out
             if self._grads_set:  # gradients of earlier updates: stale from now on
                 for p in self.params + [self.log_alpha]:
                     p.grad = None

@@ -38,15 +38,16 @@ def mallopt_calls(monkeypatch):
     return calls
 
 
-def build(manual, overrides=None, obs_space=None, action_space="continuous"):
-    """SAC through the real config path on an OBS-dim Box (or ``obs_space``) and an ACT-dim action, no env."""
+def build(manual, overrides=None, obs_space=None, action_space="continuous", device="cpu"):
+    """SAC through the real config path on an OBS-dim Box (or ``obs_space``) and an ACT-dim action, no env, on
+    ``device``."""
     main, create = read_config_file(CONFIG)
     model = {"policy.model.obs_shape": OBS, "policy.model.action_shape": ACT}
     if obs_space is not None:
         model = {"policy.model.obs_shape": None, "policy.model.obs_space": describe_obs_space(obs_space),
                  "policy.model.action_shape": ACT}
     cfg = compile_input((main, create), 0, {**SMALL, **model, "policy.learn.manual_update": manual,
-                                            **(overrides or {})})
+                                            "policy.cuda": device == "cuda", **(overrides or {})})
     if obs_space is not None:
         from ding_lite.envs.obs_space import obs_shape_of
         cfg.policy.model.obs_shape = obs_shape_of(cfg.policy.model.obs_space)
@@ -79,8 +80,9 @@ def one_update(policy, batch):
     return info, grads
 
 
-def assert_same_update(overrides=None, obs_space=None, batch=None):
-    manual, autograd = build(True, overrides, obs_space), build(False, overrides, obs_space)
+def assert_same_update(overrides=None, obs_space=None, batch=None, device="cpu"):
+    manual = build(True, overrides, obs_space, device=device)
+    autograd = build(False, overrides, obs_space, device=device)
     assert manual._manual is not None and autograd._manual is None
     for (name, p), q in zip(manual.model.named_parameters(), autograd.model.parameters()):
         assert torch.equal(p, q), f"{name}: the two policies start apart"
@@ -103,8 +105,8 @@ def test_the_default_continuous_update_is_the_hand_written_one():
     assert build(None)._manual is not None
 
 
-def test_same_losses_and_gradients():
-    _, info, grads = assert_same_update()
+def test_same_losses_and_gradients(device):
+    _, info, grads = assert_same_update(device=device)
     # every parameter trained: the actor and the critics (all layers), and the temperature
     assert {"actor.0.weight", "actor.4.bias", "critic.net.0.weight", "critic.net.4.bias", "log_alpha"} <= set(grads)
     assert all(g.abs().sum() > 0 for g in grads.values())
@@ -172,9 +174,12 @@ def assert_same_state(policy, other, where, atol=1e-6):
         torch.testing.assert_close(p, q, rtol=1e-5, atol=atol, msg=lambda m: f"{where}, a target critic: {m}")
     s1, s2 = policy._optimizer.state_dict()["state"], other._optimizer.state_dict()["state"]
     assert s1.keys() == s2.keys()
+    # (CUDA's fused Adam rounds 1 - beta2 to float32: its second moments are 1.3e-5 off the folded step's, which
+    # takes it in double as the CPU's does; tests/torch_utils/test_optimizer.py)
+    rtol = 1e-5 if policy._log_alpha.device.type == "cpu" else 3e-5
     for k in s1:
         for name in s1[k]:
-            torch.testing.assert_close(s1[k][name], s2[k][name], rtol=1e-5, atol=1e-7,
+            torch.testing.assert_close(s1[k][name], s2[k][name], rtol=rtol, atol=1e-7,
                                        msg=lambda m: f"{where}, optimizer state {k}.{name}: {m}")
 
 
@@ -192,12 +197,12 @@ ALPHA_PINNED = {"policy.learn.alpha": 0.2, "policy.learn.min_log_alpha": math.lo
     {}, {"policy.learn.auto_alpha": False}, {"policy.learn.target_update_period": 2}, ALPHA_PINNED,
     {"policy.priority": True, "policy.priority_IS_weight": True, "policy.learn.learning_rate_policy": 1e-3},
 ], ids=["defaults", "fixed_alpha", "polyak_every_2", "alpha_clamped", "weights_and_own_rate"])
-def test_the_folded_step_is_the_policys_own(overrides):
+def test_the_folded_step_is_the_policys_own(overrides, device):
     """After fold, the compiled update's program also takes Adam's step, the temperature's clamp and the Polyak
     update (sac_manual.AfterGradients). That program, run eagerly here, against the policy's own steps: over four
     updates the same parameters, target critics, optimizer state and logged values. Its first update is the policy's
     (the optimizer makes its state there); from the second on the program steps, and leaves no ``.grad``."""
-    plain, folded = build(True, overrides), build(True, overrides)
+    plain, folded = build(True, overrides, device=device), build(True, overrides, device=device)
     assert folded._manual.after is not None
     folded._manual.compiled = True  # the folded program, its functions left eager (the slow tests compile them)
     weighted = "policy.priority" in overrides
@@ -294,13 +299,14 @@ def test_fold_needs_a_plain_fused_adam_over_the_updates_parameters():
 
 
 @pytest.mark.slow  # torch.compile: 5-15 s
-def test_compiled_update_gives_the_eager_update():
+def test_compiled_update_gives_the_eager_update(device):
     """The compiled program of the hand-written update, with the optimizer's step, the temperature's clamp and the
     Polyak update folded in from the second update on: the same losses, parameters, target critics and optimizer
     state as the eager update over three updates (importance weights, n-step discounts and terminations
     included)."""
     per = {"policy.priority": True, "policy.priority_IS_weight": True}
-    eager, compiled = build(True, per), build(True, {**per, "policy.learn.compile_update": True})
+    eager = build(True, per, device=device)
+    compiled = build(True, {**per, "policy.learn.compile_update": True}, device=device)
     assert compiled._manual.compiled and not eager._manual.compiled and compiled._manual.after is not None
     for seed in range(3):
         batch = batch_with_weights(seed)
@@ -315,6 +321,43 @@ def test_compiled_update_gives_the_eager_update():
             torch.testing.assert_close(torch.as_tensor(info_c[key]), torch.as_tensor(info_e[key]), rtol=1e-5,
                                        atol=1e-6)
         assert_same_state(compiled, eager, f"update {seed}", atol=1e-5)
+
+
+@pytest.mark.slow  # torch.compile: 10-20 s
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (runs where a GPU exists)")
+def test_on_a_gpu_the_compiled_update_runs_as_one_cuda_graph_cuda():
+    """On a GPU the folded program is recorded as a CUDA graph and replayed. Against the eager update from the same
+    parameters and random numbers: the same state after every update; one graph launch per update; the logged
+    values of an update still readable after the next replay (the graph's outputs are copied out); and after a
+    resume, whose optimizer state comes in new tensors, the graph steps those."""
+    graph = build(True, {"policy.learn.compile_update": True}, device="cuda")
+    eager = build(True, device="cuda")
+    assert graph._manual._graphs and not eager._manual.compiled
+
+    def both(update):
+        batch = random_batch(seed=update)
+        torch.manual_seed(update)
+        eager.learn_mode.forward(copy.deepcopy(batch))
+        torch.manual_seed(update)
+        info = graph.learn_mode.forward(copy.deepcopy(batch))
+        assert all(p.grad is None for p in graph.model.parameters()) == (update > 0)  # the graph stepped
+        assert_same_state(graph, eager, f"update {update}", atol=1e-5)
+        return info
+
+    for update in range(3):
+        info = both(update)
+    held = {k: v.clone() for k, v in info.items() if torch.is_tensor(v)}
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                            torch.profiler.ProfilerActivity.CUDA]) as prof:
+        both(3)
+        torch.cuda.synchronize()
+    assert sum(e.name == "cudaGraphLaunch" for e in prof.events()) == 1
+    for key, value in held.items():  # update 2's values, read after update 3's replay
+        assert torch.equal(info[key], value), key
+    state = copy.deepcopy(eager.learn_mode.state_dict())
+    graph.learn_mode.load_state_dict(state)
+    for update in range(4, 6):
+        both(update)
 
 
 @pytest.mark.parametrize("mode", [True, None])
@@ -356,10 +399,10 @@ def test_compile_update_true_compiles_one_program():
     assert all(p.grad is None for p in policy.model.parameters())  # the folded program stepped
 
 
-def test_when_the_default_compiles():
-    """compile_update=None: on a CPU, from update AUTO_COMPILE_AFTER on."""
+def test_when_the_default_compiles(device):
+    """compile_update=None: on a CPU or a GPU, from update AUTO_COMPILE_AFTER on."""
     from ding_lite.policy.sac_manual import AUTO_COMPILE_AFTER
-    assert build(None)._compile_at == AUTO_COMPILE_AFTER
+    assert build(None, device=device)._compile_at == AUTO_COMPILE_AFTER
     assert build(None, {"policy.model.critic_head_hidden_size": 256})._compile_at == AUTO_COMPILE_AFTER
     assert build(None, {"policy.learn.compile_update": False})._compile_at is None
     assert build(None, {"policy.learn.compile_update": True})._compile_at is None  # compiled from the start

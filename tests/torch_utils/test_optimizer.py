@@ -111,35 +111,38 @@ def test_adam_step_runs_without_optimizer_step_and_falls_back_for_hooks():
     assert calls == [1]
 
 
-def test_adam_update_is_torch_adams_step():
+def test_adam_update_is_torch_adams_step(device):
     """adam_update_ (the Adam step that the compiled SAC update takes inside its program) against torch's fused Adam
     over six steps: three groups with their own rates, betas (one with beta1 = 0) and weight decay, and a rate
-    changed after the third step, as a schedule does."""
+    changed after the third step, as a schedule does. On a GPU too, where fused Adam has its own CUDA kernel."""
     from ding_lite.torch_utils import make_optimizer
     from ding_lite.torch_utils.optimizer import adam_update_
     g = torch.Generator().manual_seed(0)
     shapes = [(4, 3), (3,), (5, 2), (1,)]
-    params = [torch.nn.Parameter(torch.randn(s, generator=g)) for s in shapes]
+    params = [torch.nn.Parameter(torch.randn(s, generator=g).to(device)) for s in shapes]
     mine = [p.detach().clone() for p in params]
     groups = [{"params": params[:2], "lr": 0.01}, {"params": params[2:3], "lr": 0.003, "betas": (0.0, 0.99)},
               {"params": params[3:], "lr": 0.02, "weight_decay": 0.1, "eps": 1e-6}]
     opt = make_optimizer("adam", groups, 0.01)
     group_of = [0, 0, 1, 2]
     exp_avgs, exp_avg_sqs = [torch.zeros_like(p) for p in mine], [torch.zeros_like(p) for p in mine]
-    steps = [torch.zeros(()) for _ in mine]
+    steps = [torch.zeros((), device=device) for _ in mine]
     for t in range(6):
         if t == 3:
             opt.param_groups[0]["lr"] = 0.005
-        grads = [torch.randn(s, generator=g) for s in shapes]
+        grads = [torch.randn(s, generator=g).to(device) for s in shapes]
         for p, grad in zip(params, grads):
             p.grad = grad.clone()
         opt.step()
         hyper = [(grp["betas"], grp["eps"], grp["weight_decay"]) for grp in opt.param_groups]
-        lrs = torch.tensor([opt.param_groups[i]["lr"] for i in group_of])
+        lrs = torch.tensor([opt.param_groups[i]["lr"] for i in group_of], device=device)
         adam_update_(mine, grads, exp_avgs, exp_avg_sqs, steps, lrs, [hyper[i] for i in group_of])
         for i, p in enumerate(params):
             state = opt.state[p]
             torch.testing.assert_close(mine[i], p.detach(), rtol=1e-5, atol=1e-6, msg=lambda m: f"step {t}: {m}")
             torch.testing.assert_close(exp_avgs[i], state["exp_avg"], rtol=1e-6, atol=1e-7)
-            torch.testing.assert_close(exp_avg_sqs[i], state["exp_avg_sq"], rtol=1e-6, atol=1e-8)
+            # CUDA's fused kernel rounds 1 - beta2 to float32 (0.00099998713 for 0.999, relative 1.3e-5 off; seen
+            # on an H100), where the CPU's and adam_update_ take it in double: the second moments differ that much.
+            torch.testing.assert_close(exp_avg_sqs[i], state["exp_avg_sq"], rtol=1e-6 if device == "cpu" else 3e-5,
+                                       atol=1e-8)
             assert steps[i].item() == state["step"].item() == t + 1
