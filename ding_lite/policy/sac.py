@@ -143,8 +143,8 @@ class SACPolicy(Policy):
             # the model is the built-in QAC with ReLU or tanh layers; True: require it; False: autograd.
             manual_update=None,
             # (bool or None) The hand-written update as one torch.compile program (needs a C++ compiler, or Triton
-            # on a GPU; compiles for 3-16 s): 1.5x faster per update at [64, 64] on a CPU, 1.1-1.3x at [256, 256];
-            # on a GPU it runs as a CUDA graph, 5x faster at [256, 256] on an H100 (docs/sac.md#speed). None: from
+            # on a GPU; compiles for 3-18 s): 1.5x faster per update at [64, 64] on a CPU, 1.1-1.3x at [256, 256];
+            # on a GPU it runs as a CUDA graph, 3.2-3.8x faster on an H100 (docs/sac.md#speed). None: from
             # update 5,000 on, on a CPU or a GPU (sac_manual.AUTO_COMPILE_AFTER: where a run is likely to repay the
             # compilation; if it fails, the run warns and goes on eagerly); True: from the first update; False:
             # never. On a CPU it turns on the top-level keep_freed_memory unless that is False.

@@ -40,8 +40,9 @@ ACTIVATIONS = {nn.ReLU: "relu", nn.Tanh: "tanh"}
 # --variants manual, docs/sac.md#speed) for 3 s of compilation (7-12 s with a cold inductor cache): repaid after
 # 3,000-6,000 more updates with a warm cache. By update 5,000 a run has spent 8-25 s on updates, so the compilation
 # adds 12-45% to a run that stops right there (more the first time on a machine), and a run past about 11,000 updates
-# gains. On an H100 (benchmarks/sac_gpu_update.py) the compiled update with its CUDA graph takes 0.6 ms against 3.1
-# eager at [256, 256], for 8-16 s of compilation: repaid within 6,000 updates.
+# gains. On an H100 (benchmarks/sac_gpu_update.py) the compiled update with its CUDA graph takes 0.93 ms against
+# 3.49 eager at [256, 256] (1.06 against 3.42 at [64, 64]), for 10-18 s of compilation: repaid after 4,000-7,500
+# more updates.
 AUTO_COMPILE_AFTER = 5_000
 
 
