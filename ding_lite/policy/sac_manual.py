@@ -188,7 +188,7 @@ class ManualContinuousSAC:
         self.params = self.online_layers + [p for m in self.actor_layers for p in (m.weight, m.bias)]
         self._eager, self._eager_step = self._losses_and_grads, self._losses_grads_and_step
         self.after: Optional[AfterGradients] = None
-        self.compiled, self._ran, self.ws, self._grads_set, self._graphs = False, False, Workspace(), False, False
+        self.compiled, self._calls, self.ws, self._grads_set, self._graphs = False, 0, Workspace(), False, False
         self._lr_values: Optional[List[float]] = None
         if compiled:
             self.compile()
@@ -221,7 +221,7 @@ class ManualContinuousSAC:
         small kernels, each costing a launch, and the graph launches them as one. The tensors it updates in place
         (parameters, target critics, the optimizer's state) get static addresses (``mark_static_address``), so the
         graph steps them where they are; its outputs are copied out, since its next replay overwrites them."""
-        self.compiled, self._ran, self.ws = True, False, None
+        self.compiled, self._calls, self.ws = True, 0, None
         device = self.params[0].device.type
         if device == "cpu":
             keep_freed_memory_on_request()
@@ -317,15 +317,17 @@ class ManualContinuousSAC:
         return SACLosses(critic_loss, actor_loss, alpha_loss, q, target, {"entropy": -logp_mean})
 
     def _compiling(self, fn, *args) -> tuple:
-        """``fn(*args)``; a failure of its first call, where torch.compile compiles, as :class:`CompileFailed`."""
+        """``fn(*args)``; a failure of its first call, where torch.compile compiles, as :class:`CompileFailed`; with
+        a CUDA graph, also of the second and third, where the graph is recorded and first replayed (the first call
+        runs the program without it)."""
         try:
             out = fn(*args)
-        except Exception as error:  # torch.compile's first call compiles: say which key turns it off
-            if not self.compiled or self._ran:
+        except Exception as error:  # torch.compile's first calls compile: say which key turns it off
+            if not self.compiled or self._calls >= (3 if self._graphs else 1):
                 raise
             raise CompileFailed(f"torch.compile of the SAC update failed ({type(error).__name__}: "
                                 f"{str(error)[:300]}); set policy.learn.compile_update=False") from error
-        self._ran = True
+        self._calls += 1
         return out
 
     def _adam_inputs(self, auto_alpha: bool) -> Optional[tuple]:

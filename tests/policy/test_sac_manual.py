@@ -17,6 +17,7 @@ import torch
 from ding_lite.config import read_config_file
 from ding_lite.entry.build import compile_input
 from ding_lite.envs.obs_space import describe_obs_space
+from ding_lite.policy.sac_manual import CompileFailed
 from ding_lite.utils import POLICY_REGISTRY, ConfigError, set_seed
 
 CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "dizoo_configs", "pendulum_sac.py")
@@ -367,7 +368,7 @@ def test_a_compile_failure(mode):
     the eager update, for the rest of the run."""
     policy = build(True, {"policy.learn.compile_update": mode})
     policy.learn_mode.forward(random_batch(seed=3))  # the optimizer's first step, eager: the program folds it in after
-    policy._manual.compiled, policy._manual._ran = True, False  # as compile() leaves it, without compiling; the
+    policy._manual.compiled, policy._manual._calls = True, 0  # as compile() leaves it, without compiling; the
     # call below fails the way a failed compilation does
 
     def fails(*args):
@@ -383,6 +384,40 @@ def test_a_compile_failure(mode):
         info = policy.learn_mode.forward(random_batch())
     assert not policy._manual.compiled and policy._compile_at is None and torch.isfinite(info["critic_loss"])
     policy.learn_mode.forward(random_batch(seed=2))  # and stays eager, without another warning
+
+
+def test_a_failure_while_the_cuda_graph_records_is_a_compile_failure():
+    """With a CUDA graph the program's second call records the graph and its third first replays it: a failure
+    there is a failed compilation too (the default warns and goes on eagerly); a failure after that is the run's
+    error. (The graph's bookkeeping, its marks and copies, run on the CPU here; the graph itself needs a GPU.)"""
+    policy = build(True)
+    policy.learn_mode.forward(random_batch(seed=3))  # the optimizer's first step, eager
+    manual = policy._manual
+    manual.compiled, manual._calls, manual._graphs = True, 0, True
+    calls = []
+
+    def fails_on_call(n):
+        def program(*args):
+            calls.append(1)
+            if len(calls) == n:
+                raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+            return manual._eager_step(*args)
+        return program
+    manual._losses_grads_and_step = fails_on_call(3)
+    policy._compile_at = 0
+    policy.learn_mode.forward(random_batch(seed=4))
+    policy.learn_mode.forward(random_batch(seed=5))
+    with pytest.warns(RuntimeWarning, match=r"stream is capturing.*goes on with the eager update"):
+        policy.learn_mode.forward(random_batch(seed=6))
+    assert not manual.compiled and not manual._graphs and len(calls) == 3
+
+    manual.compiled, manual._calls, manual._graphs, calls[:] = True, 0, True, []
+    manual._losses_grads_and_step = fails_on_call(4)
+    for seed in range(3):
+        policy.learn_mode.forward(random_batch(seed=seed))
+    with pytest.raises(RuntimeError, match="stream is capturing") as raised:
+        policy.learn_mode.forward(random_batch(seed=7))
+    assert not isinstance(raised.value, CompileFailed)
 
 
 def test_compile_update_true_compiles_one_program():
