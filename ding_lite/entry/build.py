@@ -9,6 +9,7 @@ from easydict import EasyDict
 
 from ding_lite.config import compile_config
 from ding_lite.envs import EnvSpec, env_factory, make_vector_env
+from ding_lite.envs.watchdog import watched_call
 from ding_lite.policy import Policy
 from ding_lite.torch_utils.malloc import apply_setting as apply_keep_freed_memory
 from ding_lite.torch_utils.obs_norm import mark_normalized, normalized_leaves
@@ -134,7 +135,8 @@ def probe_env(cfg: EasyDict, seed: int) -> Tuple[EnvSpec, gym.Space]:
     close it; returns the spec and the env's observation space."""
     env = env_factory(cfg.env)()
     try:
-        env.reset(seed=seed)
+        with watched_call(cfg.env.step_timeout_s, cfg.env.env_id or cfg.env.type, "reset"):
+            env.reset(seed=seed)
         observation_space = env.observation_space
         spec = EnvSpec.from_spaces(observation_space, env.action_space)
     finally:

@@ -21,6 +21,7 @@ from ding_lite.utils import ENV_MANAGER_REGISTRY, Configurable
 from ding_lite.utils.env_worker import env_worker
 
 from .gym_env import ROLES, env_factory
+from .watchdog import watch
 
 
 @ENV_MANAGER_REGISTRY.register("base")
@@ -64,7 +65,9 @@ def make_vector_env(env_cfg: EasyDict, num_envs: int, seed: Union[None, int, Seq
     reward clipping). It is reset once here with ``seed``, so callers can read ``.last_obs``: a list gives env i
     ``seed[i]`` (the pipelines pass ``ding_lite.utils.seed.env_seeds``, distinct across every vector env of a run);
     an int gives env i ``seed + i``, as gymnasium does. ``.env_name`` (the env id, or the ENV_REGISTRY type) names
-    the env in messages when its envs have no gymnasium spec; ``.role`` is the role.
+    the env in messages when its envs have no gymnasium spec; ``.role`` is the role; ``.max_episode_steps`` is
+    ``env.max_episode_steps``. Its ``step`` and ``reset`` stop with ``EnvHangError`` after ``env.step_timeout_s``
+    (``ding_lite/envs/watchdog.py``).
     """
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
@@ -75,5 +78,7 @@ def make_vector_env(env_cfg: EasyDict, num_envs: int, seed: Union[None, int, Seq
         venv = manager.make(env_cfg, num_envs)
     venv.env_name = env_cfg.env_id or env_cfg.type
     venv.role = role
+    venv.max_episode_steps = env_cfg.get("max_episode_steps")
+    watch(venv, env_cfg.get("step_timeout_s", None), venv.env_name, role)
     venv.last_obs, _ = venv.reset(seed=list(seed) if isinstance(seed, Sequence) else seed)
     return venv

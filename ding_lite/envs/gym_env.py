@@ -16,6 +16,7 @@ from ding_lite.utils.suggest import did_you_mean
 from .atari import ATARI_MAKE_KWARGS, atari_factory, is_ale_env, make_atari_env, register_ale
 from .env_entries import entry_factory, method_form
 from .envpool_manager import check_envpool_env
+from .watchdog import check_step_timeout
 from .wrappers import check_wrappers, factory_with_imports, wrapped_factory
 
 # The roles a vector env is made for; only the collector's envs train (Atari's episodic life, reward clipping).
@@ -53,6 +54,10 @@ class EnvConfig(Configurable):
         # (float) With normalize_obs: normalised observations are clipped to [-normalize_obs_clip, normalize_obs_clip];
         # None: no clip.
         normalize_obs_clip=10.0,
+        # (float) Seconds an env's step or reset may take before the run stops with a line naming the env, the call
+        # and the env index (a hung env); a parallel worker whose env hangs is restarted like a crashed one. None:
+        # no limit. See docs/reliability.md.
+        step_timeout_s=60.0,
     )
     free_form = ("kwargs",)
 
@@ -68,6 +73,7 @@ class EnvConfig(Configurable):
                 f"so short episodes do not bias the mean; make it a multiple"
             )
         check_wrappers(cfg.wrappers, f"{path}.wrappers")
+        check_step_timeout(cfg.get("step_timeout_s"), f"{path}.step_timeout_s")
         clip = cfg.normalize_obs_clip
         if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or not clip > 0):
             raise ConfigError(f"{path}.normalize_obs_clip={clip!r}: must be a positive number, or None for no clip")

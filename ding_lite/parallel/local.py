@@ -18,6 +18,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch.multiprocessing
 
+from ding_lite.utils.parent_death import die_with_parent
+
 from .roles import ROLES, State, WorkerKey, WorkerSpec, run_role
 from .weights import SharedWeights
 
@@ -94,7 +96,9 @@ class LocalEndpoint:
 
 
 def _process_main(endpoint: LocalEndpoint, spec: WorkerSpec) -> None:
-    """Entry point of a spawned worker: run its role; on an error, tell the learner, then exit with it."""
+    """Entry point of a spawned worker: run its role; on an error, tell the learner, then exit with it. The worker
+    dies with the learner even while stuck in an env's step (``die_with_parent``)."""
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the learner, which stops every worker
     try:
         run_role(endpoint, spec)

@@ -4,7 +4,8 @@ samples to the learner and receive versioned weights; written against ``ding_lit
 Collectors never wait for weights: they pick up the newest between env steps, and a segment carries the oldest
 weight version it acted with. Segments more than ``parallel.max_staleness`` versions behind are dropped on arrival
 (their env steps still count). Workers that crash are restarted, at most ``parallel.max_restarts`` times each; a
-worker stopped by bad input (a ``UserError``: a non-finite observation, a bad env) stops the run instead.
+worker stopped by bad input (a ``UserError``: a non-finite observation, a bad env) stops the run instead; a worker
+whose env hung (``env.step_timeout_s``) is restarted as a crashed one.
 """
 import collections
 import copy
@@ -18,6 +19,7 @@ import numpy as np
 from easydict import EasyDict
 
 from ding_lite.envs import make_vector_env
+from ding_lite.envs.watchdog import EnvHangError
 from ding_lite.policy import Policy
 from ding_lite.utils import UserError
 from ding_lite.utils.dict_tools import to_plain
@@ -40,6 +42,7 @@ def _user_error_names() -> set:
 
 
 USER_ERRORS = _user_error_names()  # a worker's error of these types stops the run instead of a restart
+HANG_ERRORS = {EnvHangError.__name__}  # ... except a hung env (env.step_timeout_s): restarted as a crash is
 
 
 BOTTLENECK_LINES = {
@@ -192,12 +195,16 @@ class WorkerTransport:
             name = f"{role}{rank}"
             self.restarts[name] += 1
             count, limit = self.restarts[name], self.pcfg.max_restarts
-            if reason.split(":", 1)[0] in USER_ERRORS:  # bad input (an env's NaN, a config): a restart repeats it
+            kind = reason.split(":", 1)[0]
+            hung = kind in HANG_ERRORS  # an env that hung may be a passing fault (a simulator, a server): restart
+            if kind in USER_ERRORS and not hung:  # bad input (an env's NaN, a config): a restart repeats it
                 raise UserError(f"{role} {rank} stopped: {reason}")
             if count > limit:
-                raise UserError(f"{role} {rank} crashed {count} times (parallel.max_restarts={limit}); last: "
+                what = "hung" if hung else "crashed"
+                raise UserError(f"{role} {rank} {what} {count} times (parallel.max_restarts={limit}); last: "
                                 f"{reason}")
-            self.logger.info(f"{role} {rank} crashed ({reason}); restarting it (restart {count} of at most {limit})")
+            self.logger.info(f"{role} {rank} {'hung' if hung else 'crashed'} ({reason}); restarting it (restart "
+                             f"{count} of at most {limit})")
             self.logger.scalars("parallel", {"restarts": sum(self.restarts.values())}, env_step)
             self.backend.start(self._spec(role, rank, env_step))
 

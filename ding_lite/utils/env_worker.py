@@ -45,9 +45,13 @@ def env_worker(index: int, env_fn: Callable[[], Any], pipe: Any, parent_pipe: An
     """A ``worker`` for ``gymnasium.vector.AsyncVectorEnv`` (its 8 arguments; ``env_name`` and ``role`` bound with
     ``functools.partial`` for the message). The env is made here: on success gymnasium's ``_async_worker`` runs with
     it; on failure the error goes to ``error_queue`` and every command is answered as failed until the main process
-    closes the pipe."""
+    closes the pipe. The process dies with the one that started it, even while stuck in a step
+    (``die_with_parent``)."""
     from gymnasium.vector.async_vector_env import _async_worker
 
+    from .parent_death import die_with_parent
+
+    die_with_parent()
     try:
         env = env_fn()
     except Exception as err:  # noqa: BLE001 - any failure of the user's env code is reported, not swallowed

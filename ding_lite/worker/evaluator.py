@@ -8,11 +8,29 @@ from easydict import EasyDict
 
 from ding_lite.envs.obs_space import obs_to_tensor
 from ding_lite.policy.base_policy import EvalMode
-from ding_lite.utils import Configurable, ConfigError
+from ding_lite.utils import Configurable, ConfigError, UserError
 
 from .collector import check_same_step, env_action_adapter
 from .finite_check import FiniteCheck
 from .video import EvalVideo
+
+# An evaluation episode longer than this (or than twice the env's time limit, when that is longer) has no end: the
+# env never terminates and has no time limit, so the evaluation would never finish. Far above any real episode
+# (Atari's cap is 27,000 agent steps; MuJoCo's and classic control's time limits are at most a few thousand).
+EPISODE_STEP_CAP = 100_000
+
+
+def episode_step_cap(env: gym.vector.VectorEnv) -> int:
+    """The evaluation episode length that stops an evaluation: ``EPISODE_STEP_CAP``, or twice the longest time
+    limit known for the env (``env.max_episode_steps``, or its gymnasium spec's) when that is longer."""
+    limits = [getattr(env, "max_episode_steps", None)]
+    try:
+        envs = getattr(env, "envs", None)
+        spec = envs[0].spec if envs else None
+        limits.append(getattr(spec, "max_episode_steps", None))
+    except Exception:  # noqa: BLE001  (only a hint for the cap)
+        pass
+    return max([EPISODE_STEP_CAP] + [2 * int(x) for x in limits if isinstance(x, int) and x > 0])
 
 
 class Evaluator(Configurable):
@@ -84,6 +102,7 @@ class Evaluator(Configurable):
         envstep = 0
         self._finite.reset_obs(obs, envstep, train_iter)
         running = np.zeros(num_envs)
+        length, cap = np.zeros(num_envs, dtype=np.int64), episode_step_cap(self.env)
         done_count = np.zeros(num_envs, dtype=np.int64)
         returns = []
         self.policy.reset(None)
@@ -94,6 +113,10 @@ class Evaluator(Configurable):
             done = terminated | truncated
             self._finite.step(obs, reward, done, info, envstep, train_iter)
             running += reward
+            length += 1
+            length[done] = 0
+            if length.max() >= cap:
+                self._no_end(int(length.argmax()), cap)
             if done.any():  # per-env state (a recurrent core) starts afresh in the envs whose episode ended
                 self.policy.reset(np.flatnonzero(done).tolist())
             for i in np.flatnonzero(done):
@@ -112,6 +135,12 @@ class Evaluator(Configurable):
             "return_max": float(returns.max()),
             "episodes": int(len(returns)),
         }
+
+    def _no_end(self, index: int, steps: int) -> None:
+        name = getattr(self.env, "env_name", None) or type(self.env).__name__
+        raise UserError(f"env '{name}' (evaluator env {index}) has run {steps:,} steps in one evaluation episode "
+                        f"without terminating or being truncated: the env has no time limit, so the evaluation would "
+                        f"never end; set env.max_episode_steps (e.g. 1000) so that episodes end")
 
     def close(self) -> None:
         self.env.close()

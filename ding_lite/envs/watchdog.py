@@ -1,0 +1,257 @@
+"""``env.step_timeout_s``: a vector env's ``step`` or ``reset`` that does not return in time stops the run with one
+line naming the env, the call, the env index and how long it has waited (``EnvHangError``, a UserError: exit status
+2, and the training loop keeps ckpt_last and writes result.json as for any error).
+
+Every vector env ``make_vector_env`` makes is watched (``watch``), whatever its manager:
+
+- An ``AsyncVectorEnv`` (the 'subprocess' manager) waits on its env processes' pipes with the timeout
+  (gymnasium's ``step_wait(timeout)``); the env processes that did not answer are the hung ones. The vector env is
+  then closed by terminating its processes (a graceful close would wait for the hung one forever).
+- Any other vector env steps in this process ('base', 'envpool', a user's manager), where a call cannot be cut
+  safely from outside. A watcher thread notes when a call has run past the timeout and sends the calling (main)
+  thread a real-time signal whose handler raises ``EnvHangError`` there: a real signal interrupts a blocking wait
+  (``time.sleep``, ``select``, a lock) where ``_thread.interrupt_main`` would wait for it to return, and raising in
+  the caller lets the run end through its ordinary error path (ckpt_last, result.json). The handler is installed
+  once, when the vector env is made (installing it around each call would cost ~20 us a step); it passes signals it
+  did not ask for to the handler it replaced. When the exception cannot be raised (the call runs on another
+  thread, the handler was replaced, or the caller is stuck in native code that never returns to Python), the
+  watcher prints the line and ends the process with status 2 (``os._exit``) after ``EXIT_GRACE_S``: a hung process
+  that says why beats one that hangs silently. Per call the cost is two clock reads.
+
+The env index of an in-process hang comes from the calling thread's stack (the loop variable of gymnasium's
+``SyncVectorEnv.step`` / ``reset``); a vector env that steps all its envs in one native call (envpool) names none.
+"""
+import contextlib
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Any, Iterator, List, Optional
+
+import gymnasium as gym
+from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv
+
+from ding_lite.utils import UserError
+
+EXIT_GRACE_S = 5.0  # after the signal, how long the caller may take to leave the hung call before the process ends
+HANG_SIGNAL = getattr(signal, "SIGRTMIN", signal.SIGALRM)  # real-time signals are free for applications on Linux
+_SYNC_CODES = {SyncVectorEnv.step.__code__: "step", SyncVectorEnv.reset.__code__: "reset"}
+
+
+class EnvHangError(UserError):
+    """An env's step or reset did not return within ``env.step_timeout_s``."""
+
+
+def hang_message(env_name: str, role: str, call: str, indices: Optional[List[int]], waited_s: float,
+                 timeout_s: float) -> str:
+    """The one line for a hung call; ``indices`` None when the env index is unknown."""
+    if role == "probe":
+        where = "the env made to read its spaces"
+    elif indices:
+        where = f"{role} env{'s' if len(indices) > 1 else ''} {', '.join(map(str, indices))}"
+    else:
+        where = f"one of its {role} envs"
+    return (f"env '{env_name}' ({where}) has not returned from {call}() for {waited_s:.1f} s "
+            f"(env.step_timeout_s={timeout_s:g}): it hangs (a deadlock, or a simulator or server that never answers); "
+            f"fix the env, or raise env.step_timeout_s if a {call} can take this long (None: no limit)")
+
+
+def check_step_timeout(value: Any, path: str) -> None:
+    """ConfigError unless ``value`` is a positive number of seconds or None."""
+    from ding_lite.utils import ConfigError
+
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0
+                              or value == float("inf")):
+        raise ConfigError(f"{path}={value!r}: must be a positive number of seconds (how long an env's step or reset "
+                          f"may take before the run stops), or None for no limit")
+
+
+class _PendingHang:
+    """The hang the watcher asked the main thread to raise (read by the signal handler)."""
+
+    message: Optional[str] = None
+    dog: Optional["InProcessWatchdog"] = None  # whose call, begun at ``since``, hangs
+    since: Optional[float] = None
+    previous: Any = None  # the handler ours replaced
+
+
+def _on_hang_signal(signum: int, frame) -> None:
+    message, _PendingHang.message = _PendingHang.message, None
+    if message is not None:
+        if _PendingHang.dog is not None and _PendingHang.dog.since is _PendingHang.since:  # still in that call
+            raise EnvHangError(message)
+        return
+    previous = _PendingHang.previous
+    if callable(previous):
+        previous(signum, frame)
+    elif previous == signal.SIG_DFL and signum == signal.SIGALRM:  # as if we were not there: the process ends
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+
+def _install_handler() -> bool:
+    """Our handler for HANG_SIGNAL (main thread only); True when it is in place."""
+    if threading.current_thread() is not threading.main_thread():
+        return signal.getsignal(HANG_SIGNAL) is _on_hang_signal
+    current = signal.getsignal(HANG_SIGNAL)
+    if current is not _on_hang_signal:
+        _PendingHang.previous = current
+        signal.signal(HANG_SIGNAL, _on_hang_signal)
+    return True
+
+
+def _sync_index(frame) -> Optional[int]:
+    """The env index a thread is stepping inside ``SyncVectorEnv.step``/``reset`` (its loop variable ``i``)."""
+    while frame is not None:
+        if frame.f_code in _SYNC_CODES:
+            index = frame.f_locals.get("i")
+            return int(index) if isinstance(index, int) else None
+        frame = frame.f_back
+    return None
+
+
+def _die(message: str) -> None:
+    """Print the line and end the process with status 2 (the caller cannot be interrupted)."""
+    try:
+        sys.stderr.write(f"ding_lite: error: {message}\n")
+        sys.stderr.flush()
+        sys.stdout.flush()
+    finally:
+        os._exit(2)
+
+
+class InProcessWatchdog:
+    """Times the calls of one in-process vector env (see the module docstring)."""
+
+    def __init__(self, timeout_s: float, env_name: str, role: str) -> None:
+        self.timeout_s, self.env_name, self.role = float(timeout_s), env_name, role
+        self.since: Optional[float] = None
+        self._call = ""
+        self._thread_id = 0
+        self._closed = threading.Event()
+        self._can_signal = _install_handler()
+        self._watcher = threading.Thread(target=self._watch, name=f"ding_lite-env-watchdog-{role}", daemon=True)
+        self._watcher.start()
+
+    def begin(self, call: str) -> None:
+        self._call, self._thread_id = call, threading.get_ident()
+        self.since = time.monotonic()
+
+    def end(self) -> None:
+        self.since = None
+
+    def close(self) -> None:
+        self._closed.set()
+
+    def _watch(self) -> None:
+        poll = min(1.0, self.timeout_s / 4)
+        while not self._closed.wait(poll):
+            since = self.since
+            if since is None or time.monotonic() - since < self.timeout_s:
+                continue
+            self._fire(since)
+
+    def _fire(self, since: float) -> None:
+        frame = sys._current_frames().get(self._thread_id)
+        index = _sync_index(frame)
+        message = hang_message(self.env_name, self.role, self._call, None if index is None else [index],
+                               time.monotonic() - since, self.timeout_s)
+        main = threading.main_thread().ident
+        if (self._thread_id == main and self._can_signal and signal.getsignal(HANG_SIGNAL) is _on_hang_signal):
+            _PendingHang.message, _PendingHang.dog, _PendingHang.since = message, self, since
+            signal.pthread_kill(main, HANG_SIGNAL)
+            deadline = time.monotonic() + EXIT_GRACE_S
+            while time.monotonic() < deadline:
+                if self.since is not since:  # the call ended (the exception was raised): the run stops on its own
+                    return
+                time.sleep(0.05)
+            _PendingHang.message = None
+        _die(message)
+
+
+@contextlib.contextmanager
+def watched_call(timeout_s: Optional[float], env_name: str, call: str) -> Iterator[None]:
+    """A single env's ``call`` in the block (the probe env that reads the spaces) under the same watchdog."""
+    if timeout_s is None:
+        yield
+        return
+    dog = InProcessWatchdog(timeout_s, env_name, "probe")
+    dog.begin(call)
+    try:
+        yield
+    finally:
+        dog.end()
+        dog.close()
+
+
+def _watch_in_process(venv: gym.vector.VectorEnv, timeout_s: float, env_name: str, role: str) -> None:
+    dog = InProcessWatchdog(timeout_s, env_name, role)
+    step, reset, close = venv.step, venv.reset, venv.close
+
+    def watched_step(actions):
+        dog.begin("step")
+        try:
+            return step(actions)
+        finally:
+            dog.end()
+
+    def watched_reset(*, seed=None, options=None):
+        dog.begin("reset")
+        try:
+            return reset(seed=seed, options=options)
+        finally:
+            dog.end()
+
+    def watched_close(**kwargs):
+        dog.close()
+        return close(**kwargs)
+
+    venv.step, venv.reset, venv.close = watched_step, watched_reset, watched_close
+
+
+def _watch_async(venv: AsyncVectorEnv, timeout_s: float, env_name: str, role: str) -> None:
+    close = venv.close
+    hung = []
+
+    def raise_hang(call: str, t0: float) -> None:
+        waited = time.monotonic() - t0
+        indices = [i for i, pipe in enumerate(venv.parent_pipes) if pipe is not None and not pipe.poll()]
+        hung.append(call)
+        raise EnvHangError(hang_message(env_name, role, call, indices or None, waited, timeout_s)) from None
+
+    def watched_step(actions):
+        t0 = time.monotonic()
+        venv.step_async(actions)
+        try:
+            return venv.step_wait(timeout=timeout_s)
+        except multiprocessing.TimeoutError:
+            raise_hang("step", t0)
+
+    def watched_reset(*, seed=None, options=None):
+        t0 = time.monotonic()
+        venv.reset_async(seed=seed, options=options)
+        try:
+            return venv.reset_wait(timeout=timeout_s)
+        except multiprocessing.TimeoutError:
+            raise_hang("reset", t0)
+
+    def watched_close(**kwargs):
+        if hung:  # a graceful close would wait for the hung process's answer forever
+            kwargs["terminate"] = True
+        return close(**kwargs)
+
+    venv.step, venv.reset, venv.close = watched_step, watched_reset, watched_close
+
+
+def watch(venv: gym.vector.VectorEnv, timeout_s: Optional[float], env_name: str, role: str) -> gym.vector.VectorEnv:
+    """Make ``venv``'s ``step`` and ``reset`` stop with ``EnvHangError`` after ``timeout_s`` seconds (None: leave it
+    as it is). The vector env stays the same object (its own attributes unchanged); returns it."""
+    if timeout_s is None:
+        return venv
+    if isinstance(venv, AsyncVectorEnv):
+        _watch_async(venv, timeout_s, env_name, role)
+    else:
+        _watch_in_process(venv, timeout_s, env_name, role)
+    return venv

@@ -1,0 +1,206 @@
+"""A hung env (issue 44): env.step_timeout_s stops the run with one line (serial: sync and subprocess managers;
+parallel: the worker is restarted, then the run gives up), the run's processes die with a `kill -9`ed learner even
+while stuck in step, and an evaluation episode with no end stops with a line naming env.max_episode_steps.
+
+Every test runs the real CLI in its own process with a deadline, so that on code without these fixes it fails
+instead of hanging."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from ding_lite.utils import ConfigError
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CARTPOLE = os.path.join(REPO, "dizoo_configs", "cartpole_impala.py")
+DEADLINE_S = 150
+
+WRAPPERS = textwrap.dedent('''
+    import time
+    import gymnasium as gym
+
+
+    class HangAfter(gym.Wrapper):
+        """step (or reset) sleeps for good after `after` calls."""
+
+        def __init__(self, env, after=100, call="step"):
+            super().__init__(env)
+            self.calls, self.after, self.call = 0, after, call
+
+        def _tick(self, call):
+            if call == self.call:
+                self.calls += 1
+                if self.calls > self.after:
+                    time.sleep(10 ** 6)
+
+        def step(self, action):
+            self._tick("step")
+            return self.env.step(action)
+
+        def reset(self, **kwargs):
+            self._tick("reset")
+            return self.env.reset(**kwargs)
+
+
+    class NeverEnds(gym.Wrapper):
+        """No episode ever ends: terminations and the time limit's truncations are dropped."""
+
+        def step(self, action):
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            if terminated or truncated:
+                obs, _ = self.env.reset()
+            return obs, reward, False, False, info
+''')
+SMALL = ["--set", "env.collector_env_num=2", "--set", "env.evaluator_env_num=1", "--set", "env.n_evaluator_episode=1",
+         "--set", "env.stop_value=None"]
+
+
+def _env(tmp_path) -> dict:
+    (tmp_path / "hang_wrappers.py").write_text(WRAPPERS)
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, str(tmp_path)]))
+
+
+def _wrapper(**kwargs) -> str:
+    return "env.wrappers=" + repr([{"type": "hang_wrappers:HangAfter", "kwargs": kwargs}])
+
+
+def _ding_lite(tmp_path, *args, mode="serial", prelude=""):
+    code = f"{prelude}\nfrom ding_lite.entry.cli import main\nmain()"
+    cmd = [sys.executable, "-c", code, "-m", mode, "-c", CARTPOLE, "-s", "0", "--exp-name", "run", "-q",
+           "--env-step", "100000", *SMALL, *args]
+    return subprocess.run(cmd, cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True,
+                          timeout=DEADLINE_S)
+
+
+def _error_lines(stderr: str) -> list:
+    return [line for line in stderr.splitlines() if line.startswith("ding_lite: error:")]
+
+
+@pytest.mark.parametrize("manager", ["base", "subprocess"])
+@pytest.mark.parametrize("call", ["step", "reset"])
+def test_a_hung_env_stops_a_serial_run_with_one_line(tmp_path, manager, call):
+    # step: after 150 steps of each env, in the collector (the evaluator steps fewer); reset: the second reset of a
+    # vector env's envs (the first, where it is made, passes; the env that reads the spaces has a wrapper of its own)
+    after = 150 if call == "step" else 1
+    proc = _ding_lite(tmp_path, "--set", _wrapper(after=after, call=call), "--set", "env.step_timeout_s=1",
+                      "--set", f"env.manager.type={manager}", "--set", "policy.eval.evaluator.eval_freq=1000000")
+    assert proc.returncode == 2, proc.stderr
+    lines = _error_lines(proc.stderr)
+    assert len(lines) == 1, proc.stderr
+    assert "env 'CartPole-v1' (" in lines[0] and f"has not returned from {call}() for " in lines[0], lines[0]
+    assert "env.step_timeout_s=1" in lines[0] and "Traceback" not in proc.stderr
+    if call == "step":  # in the loop: what was learnt is kept, as for any error
+        assert "(collector env" in lines[0]
+        result = json.loads((tmp_path / "run_seed0" / "result.json").read_text())
+        assert result["stop_reason"] == "error: EnvHangError"
+        assert (tmp_path / "run_seed0" / "ckpt" / "ckpt_last.pth.tar").exists()
+
+
+def test_a_hung_parallel_collector_is_restarted_then_the_run_gives_up(tmp_path):
+    proc = _ding_lite(tmp_path, "--set", _wrapper(after=150), "--set", "env.step_timeout_s=1",
+                      "--set", "parallel.collector_num=1", "--set", "parallel.max_restarts=1",
+                      "--set", "policy.eval.evaluator.eval_freq=1000000", mode="parallel")
+    assert proc.returncode == 2, proc.stderr
+    lines = _error_lines(proc.stderr)
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("ding_lite: error: collector 0 hung 2 times (parallel.max_restarts=1); last: "
+                               "EnvHangError: env 'CartPole-v1' (collector env "), lines[0]
+    assert "has not returned from step()" in lines[0]
+    log = (tmp_path / "run_seed0" / "log" / "train.log").read_text()
+    assert "collector 0 hung (EnvHangError: " in log and "restarting it (restart 1 of at most 1)" in log
+    assert json.loads((tmp_path / "run_seed0" / "result.json").read_text())["stop_reason"] == "error: UserError"
+
+
+def test_step_timeout_s_is_checked():
+    from ding_lite.config import compile_config
+
+    base = dict(env=dict(env_id="CartPole-v1"), policy=dict(type="impala"))
+    for bad in (0, -1, "60", True, float("inf"), float("nan")):
+        cfg = dict(base, env=dict(env_id="CartPole-v1", step_timeout_s=bad))
+        with pytest.raises(ConfigError, match=r"env\.step_timeout_s=.*positive number of seconds"):
+            compile_config(cfg, dict(env=dict(type="gym"), policy=dict(type="impala")))
+    for good in (None, 0.5, 60):
+        cfg = dict(base, env=dict(env_id="CartPole-v1", step_timeout_s=good))
+        assert compile_config(cfg, dict(env=dict(type="gym"), policy=dict(type="impala"))).env.step_timeout_s == good
+
+
+def _descendants(pid: int) -> set:
+    """Live (not zombie) processes below ``pid``, from /proc."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            parents[int(entry)] = int(fields[1])
+    found, todo = set(), [pid]
+    while todo:
+        parent = todo.pop()
+        for child, ppid in parents.items():
+            if ppid == parent and child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _alive(pids: set) -> set:
+    alive = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    alive.add(pid)
+        except OSError:
+            pass
+    return alive
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("mode, manager", [("parallel", "base"), ("serial", "subprocess")])
+def test_the_runs_processes_die_with_a_killed_learner_while_stuck_in_step(tmp_path, mode, manager):
+    cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", mode, "-c", CARTPOLE, "-s", "0", "--exp-name", "run",
+           "--env-step", "100000", *SMALL, "--set", _wrapper(after=100), "--set", "env.step_timeout_s=None",
+           "--set", f"env.manager.type={manager}", "--set", "parallel.collector_num=1"]
+    learner = subprocess.Popen(cmd, cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        # stuck: the run has started and its env steps stopped growing (every env sleeps after 100 steps)
+        deadline = time.monotonic() + DEADLINE_S
+        while not (tmp_path / "run_seed0" / "log").exists() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        time.sleep(8)
+        children = _descendants(learner.pid)
+        assert children, "the run started no process"
+        os.kill(learner.pid, signal.SIGKILL)
+        learner.wait(10)
+        deadline = time.monotonic() + 10
+        while _alive(children) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = _alive(children)
+        for pid in left:  # do not leave them behind for the next test
+            os.kill(pid, signal.SIGKILL)
+        assert not left, f"{len(left)} process(es) of the killed run still alive"
+    finally:
+        if learner.poll() is None:
+            learner.kill()
+
+
+def test_an_evaluation_episode_with_no_end_stops_naming_max_episode_steps(tmp_path):
+    # The cap (100,000 steps) lowered in this process so that the test takes seconds; CartPole's own time limit
+    # (500) is dropped by the wrapper, as an env without one would be.
+    proc = _ding_lite(tmp_path, "--set", "env.wrappers=['hang_wrappers:NeverEnds']",
+                      prelude="import ding_lite.worker.evaluator as e; e.EPISODE_STEP_CAP = 3000")
+    assert proc.returncode == 2, proc.stderr
+    lines = _error_lines(proc.stderr)
+    assert len(lines) == 1, proc.stderr
+    assert "env 'CartPole-v1' (evaluator env 0) has run 3,000 steps in one evaluation episode" in lines[0]
+    assert "set env.max_episode_steps" in lines[0]
