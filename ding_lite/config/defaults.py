@@ -166,7 +166,8 @@ def build_defaults(types: Dict[str, Tuple[Optional[str], List[str]]], user_polic
     tree: dict = {"exp_name": "", "seed": 0, "torch_threads": "auto", "matmul_precision": "highest",
                   "keep_freed_memory": None, "tracker": copy.deepcopy(TRACKER_DEFAULTS), "policy": policy}
     out = Defaults(tree, dict(types), free_form={f"policy.{p}" for p in policy_free},
-                   checkers=[(policy_cls, "policy")], shadowed={"torch_threads": [1]})  # 'auto' or an int
+                   checkers=[(policy_cls, "policy")], shadowed={"torch_threads": [1],  # 'auto' or an int
+                                                                    "env.step_timeout_s": [None]})  # or None
 
     # Model: signature (or declared) defaults under the policy's own model section.
     model_type, model_imports = types["model"]
