@@ -25,7 +25,8 @@ def resolve_env_spaces(cfg: EasyDict, spec: EnvSpec) -> None:
     """Fill ``policy.action_space`` ('auto') and the model's obs/action shapes from the env; check given ones, and
     that the policy can act in the env's Box bounds (``check_action_bounds``: before any training)."""
     policy = cfg.policy
-    check_action_bounds(spec, POLICY_REGISTRY.get(policy.type).action_bound, cfg.env.env_id or cfg.env.type)
+    check_action_bounds(spec, getattr(POLICY_REGISTRY.get(policy.type), "action_bound", "clip"),
+                        cfg.env.env_id or cfg.env.type)
     if policy.action_space == "auto":
         policy.action_space = spec.action_space_type
     elif policy.action_space != spec.action_space_type:
