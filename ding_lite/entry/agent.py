@@ -236,10 +236,13 @@ def build_acting_policy(policy_cfg: EasyDict) -> Policy:
 
 
 def _spec_of(cfg: EasyDict, state: dict, ckpt: str) -> Tuple[EnvSpec, bool]:
-    record = (state.get("meta") or {}).get("env")
+    meta = state.get("meta") or {}
+    record = meta.get("env") if isinstance(meta, dict) else None
     obs_space = obs_description(cfg.policy.model)
     if record:
-        return spec_from_record(record, obs_space, cfg.policy.model.get("obs_shape")), False
+        spec = spec_from_record(record, obs_space, cfg.policy.model.get("obs_shape"), where=f"checkpoint '{ckpt}'")
+        check_record_fits_config(spec, cfg, ckpt)
+        return spec, False
     from ding_lite.envs import env_factory  # the fallback only: checkpoints written before meta['env']
     warnings.warn(f"checkpoint '{ckpt}' does not record its env's action space (it predates that); building one "
                   f"env of its config to read it")
@@ -248,6 +251,28 @@ def _spec_of(cfg: EasyDict, state: dict, ckpt: str) -> Tuple[EnvSpec, bool]:
         return EnvSpec.from_spaces(env.observation_space, env.action_space), True
     finally:
         env.close()
+
+
+def check_record_fits_config(spec: EnvSpec, cfg: EasyDict, ckpt: str) -> None:
+    """The checkpoint's recorded action space (``meta['env']``) against what the run's config says of its env
+    (``policy.action_space``, ``policy.model.action_shape``, filled from the env when the run started): a checkpoint
+    beside another run's config is refused. (Box bounds are not in the config; ``-m eval`` and ``--resume``, which
+    build the env, compare them too: ``check_env_fits``.)"""
+    problems = []
+    configured = cfg.policy.get("action_space")
+    if configured not in (None, "auto") and configured != spec.action_space_type:
+        problems.append(f"action space: checkpoint {spec.action_space_type!r}, config policy.action_space "
+                        f"{configured!r}")
+    shape = cfg.policy.model.get("action_shape")
+    if shape is not None and not problems:
+        as_list = (lambda x: list(x) if isinstance(x, (list, tuple)) else [x])
+        if as_list(shape) != as_list(spec.model_action_shape):
+            problems.append(f"action shape: checkpoint {spec.model_action_shape!r}, config policy.model.action_shape "
+                            f"{shape!r}")
+    if problems:
+        raise UserError(f"cannot load checkpoint '{ckpt}': its recorded env (meta['env']) does not fit its run's "
+                        f"config ({'; '.join(problems)}): the checkpoint is from another run; load it from its own "
+                        f"run directory")
 
 
 def load(path: str, device: str = "cpu") -> Agent:

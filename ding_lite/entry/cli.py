@@ -268,13 +268,15 @@ def port(file: Optional[str], out: Optional[str], force: bool, walk_dir: Optiona
 @click.option("-o", "--out", default=None, help="The file to write (default: <run_dir>/<checkpoint name>.pt or .onnx).")
 @click.option("--with-dist", is_flag=True, help="Also output the action distribution's parameters (logits, or mu "
                                                 "and sigma / log_std) after the action.")
-def export(path: str, fmt: str, out: Optional[str], with_dist: bool) -> None:
+@click.option("--force", is_flag=True, help="Overwrite OUT if it exists (it is replaced atomically).")
+def export(path: str, fmt: str, out: Optional[str], with_dist: bool, force: bool) -> None:
     """Export the policy of a run directory or checkpoint PATH to one self-contained file: observations in (a batch;
     one input per leaf for Dict/Tuple spaces), the deterministic action in env units out, normalisation included.
-    Running it needs only torch or onnxruntime (pip install ding_lite[export]). See docs/using_a_trained_policy.md."""
+    The module is inference-only; an existing OUT is replaced only with --force. Running it needs only torch or
+    onnxruntime (pip install ding_lite[export]). See docs/using_a_trained_policy.md."""
     from ding_lite.entry.export import export as export_policy
     with user_errors():
-        click.echo(export_policy(path, fmt, out, with_dist))
+        click.echo(export_policy(path, fmt, out, with_dist, force))
 
 if __name__ == "__main__":
     main()

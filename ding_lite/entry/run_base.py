@@ -14,13 +14,15 @@ from ding_lite.policy import Policy
 from ding_lite.utils import RunIOError, UserError, get_rng_state, set_rng_state
 from ding_lite.utils.file_io import atomic_write_json, io_error
 from ding_lite.worker import Learner, RunLogger, load_checkpoint, save_checkpoint
-from ding_lite.worker.checkpoint import (check_checkpoint_fits, checkpoint_meta, error_summary, load_replay_buffer,
-                                        save_replay_buffer)
+from ding_lite.envs.env_spec import spec_from_record
+from ding_lite.worker.checkpoint import (check_checkpoint_fits, check_env_fits, checkpoint_counters, checkpoint_meta,
+                                        error_summary, load_replay_buffer, save_replay_buffer)
 from ding_lite.worker.trackers import TRACKERS_FILE
 
 from .run_dir import find_resume_checkpoint
 
 NORMAL_STOPS = ("stop_value", "max_env_step", "max_train_iter")
+RESUME_COUNTERS = ("train_iter", "env_step", "last_eval_iter", "best_return", "last_return", "wall_time")
 
 
 def format_return(value: Optional[float]) -> str:
@@ -167,13 +169,16 @@ class RunBase:
     def _restore(self, path: str, state: Dict[str, Any]) -> float:
         policy = self.cfg.policy
         check_checkpoint_fits(state, policy.type, policy.model, path, action="resume from")
+        counters = checkpoint_counters(state, path, RESUME_COUNTERS)
+        if self.action_space_record:  # the env this run built: the checkpoint's actions must mean the same there
+            check_env_fits(state, spec_from_record(self.action_space_record), path,
+                           self.cfg.env.env_id or self.cfg.env.type, action="resume from")
         try:
             self.policy.learn_mode.load_state_dict(state["policy"])
         except (RuntimeError, ValueError, KeyError, TypeError) as err:
             raise UserError(f"cannot resume from checkpoint '{path}': it does not fit this config's policy "
                             f"'{policy.type}' (was it trained with another config?): {type(err).__name__}: "
                             f"{error_summary(err, 300, all_lines=True)}") from None
-        counters = state["counters"]
         self.learner.train_iter = int(counters["train_iter"])
         self.env_step = int(counters["env_step"])
         self.last_eval_iter = None if counters["last_eval_iter"] < 0 else int(counters["last_eval_iter"])
