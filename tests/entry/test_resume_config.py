@@ -72,3 +72,12 @@ def test_a_stray_module_in_the_working_directory_does_not_shadow_a_dependency(tm
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "stray tensorboardX" not in proc.stderr
+
+
+def test_resume_without_total_config_and_a_stray_trust_config_are_one_line(cli, in_tmp):
+    assert_user_error(cli.train("--trust-config", env_step=300), "--trust-config is for reading a run's "
+                      "total_config.py")
+    assert os.listdir(in_tmp) == []
+    assert cli.train(env_step=300).exit_code == 0
+    os.remove(in_tmp / RUN / "total_config.py")
+    assert_user_error(cli.train("--resume", env_step=600), f"--resume: run '{RUN}' has no total_config.py")
