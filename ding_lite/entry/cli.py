@@ -56,8 +56,9 @@ def stray_argument_message(word: str, overrides: Sequence[str], commands: Sequen
 @click.option("--train-iter", "max_train_iter", type=int, default=None,
               help="Stop after this many train iters (a total for the run).")
 @click.option("--exp-name", default=None, help="Run name (overrides exp_name of the config).")
-@click.option("--resume", is_flag=True, help="Continue the run from its most advanced readable checkpoint "
-                                              "(ckpt_last, ckpt_best or the newest iteration_<N>).")
+@click.option("--resume", is_flag=True, help="Continue the run (named by -c, --exp-name and -s) from its most advanced "
+                                              "readable checkpoint (ckpt_last, ckpt_best or the newest iteration_<N>), "
+                                              "with the run's own config (its total_config.py) and --set on top.")
 @click.option("--load-path", default=None, help="Checkpoint to evaluate (-m eval); without -c, evaluated with its run's "
                                                  "config (its total_config.py, read as literals).")
 @click.option("--trust-config", is_flag=True,
