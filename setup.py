@@ -9,7 +9,9 @@ setup(
     packages=find_packages(include=["ding_lite", "ding_lite.*"]),
     python_requires=">=3.9",
     install_requires=[
-        "torch>=2.0",
+        # 2.6: torch.load(weights_only=True) became the default, after the fixes that keep it from being bypassed
+        # (CVE-2025-32434); checkpoints load with weights_only=True and nothing else.
+        "torch>=2.6",
         "easydict",
         "gymnasium>=1.1",
         "tensorboardX",

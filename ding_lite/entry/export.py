@@ -212,16 +212,16 @@ def check_out(path: str, force: bool) -> None:
                         f"with -o")
 
 
-def export(path: str, fmt: str, out: Optional[str] = None, with_dist: bool = False, force: bool = False) -> str:
-    """Export the run or checkpoint at ``path`` (see ``ding_lite.load``) to ``out`` (default: the checkpoint's name
-    in the run directory, e.g. ``<run_dir>/ckpt_best.onnx``); returns the file written. An existing ``out`` is
-    refused unless ``force``."""
+def export(path: str, fmt: str, out: Optional[str] = None, with_dist: bool = False, force: bool = False,
+           trust_config: bool = False) -> str:
+    """Export the run or checkpoint at ``path`` (see ``ding_lite.load``, also for ``trust_config``) to ``out``
+    (default: the checkpoint's name in the run directory, e.g. ``<run_dir>/ckpt_best.onnx``); returns the file
+    written. An existing ``out`` is refused unless ``force``."""
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt!r}: must be one of {sorted(FORMATS)}")
     if out is not None:
         check_out(out, force)  # before the checkpoint is read
-    agent = load(path)
+    agent = load(path, trust_config=trust_config)
     if out is None:
-        run_dir = path if os.path.isdir(path) else os.path.dirname(os.path.dirname(os.path.abspath(path)))
-        out = os.path.join(run_dir, f"{agent.checkpoint_name}{FORMATS[fmt]}")
+        out = os.path.join(agent.run_dir, f"{agent.checkpoint_name}{FORMATS[fmt]}")
     return export_agent(agent, fmt, out, with_dist, force)

@@ -19,6 +19,7 @@ from ding_lite.worker.checkpoint import (check_checkpoint_fits, check_env_fits, 
                                         error_summary, load_replay_buffer, save_replay_buffer)
 from ding_lite.worker.trackers import TRACKERS_FILE
 
+from .resume_config import resume_record, write_resume_record
 from .run_dir import find_resume_checkpoint
 
 NORMAL_STOPS = ("stop_value", "max_env_step", "max_train_iter")
@@ -58,6 +59,9 @@ class RunBase:
         # The env's action space as plain data (``ding_lite.envs.env_spec.action_space_record``), saved in every
         # checkpoint's ``meta['env']`` so that ``ding_lite.load`` acts in env units without building an env.
         self.action_space_record: Optional[Dict[str, Any]] = None
+        # A resumed run: its overrides and the -c keys not applied (``resume_config.resume_record``), recorded with
+        # the rewritten total_config.py once the checkpoint is restored.
+        self.resume_record: Optional[Dict[str, Any]] = None
 
     # ---- what subclasses provide ---------------------------------------------------------------------------------
     env_step: int
@@ -72,13 +76,17 @@ class RunBase:
 
     # ---- opening: a fresh run directory or a resumed one ---------------------------------------------------------
     def open(self, resume_from: Optional[Tuple[str, Dict[str, Any]]], quiet: bool) -> None:
-        """Restore from ``resume_from`` (the checkpoint's path and state, see ``find_resume_checkpoint``) or create
+        """Restore from ``resume_from`` (the checkpoint's path and state, see ``find_resume_checkpoint``; then
+        total_config.py is rewritten with the config resumed and the resume recorded, ``resume_config.py``) or create
         ``ckpt/`` and total_config.py; then start the logger and the periodic ckpt_last clock."""
         wall_offset, resume_at = 0.0, None
         if resume_from is not None:
             wall_offset = self._restore(*resume_from)
             resume_at = (self.learner.train_iter, self.env_step,
                          -1 if self.last_eval_iter is None else self.last_eval_iter)
+            # total_config.py says what this resume runs (the run's config and its overrides), recorded beside it
+            write_resume_record(self.run_dir, self.cfg, self.resume_record or resume_record(None, []),
+                                resume_from[0], self.learner.train_iter, self.env_step)
         else:
             try:
                 os.makedirs(os.path.join(self.run_dir, "ckpt"))
