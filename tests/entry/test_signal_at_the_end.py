@@ -65,3 +65,43 @@ def test_an_env_error_inside_the_final_evaluation_keeps_the_run(tmp_path, cli, m
         cli.train(*FINAL_ONLY, "--set", "env.wrappers=['final_eval_env:RaiseInFinalEval']", env_step=None)
     assert (tmp_path / MARKER).exists()
     assert _assert_kept(tmp_path / RUN, "error: RuntimeError")["train_iter"] == TRAIN_ITER
+
+
+# ---- Ctrl-C in a terminal: the signal reaches every process of the group, env processes included ----------------------
+def _group_gone(pgid: int, within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_to_the_process_group_with_subprocess_envs_is_an_interrupt(tmp_path, sig):
+    """As a terminal's Ctrl-C (or ``timeout``, a job scheduler) does: the signal goes to the run and its env processes
+    at once; the env processes that stop with it are part of the interrupt, not a broken pipe."""
+    proc = _cli("-c", CARTPOLE, "-q", *SMALL, "--env-step", "100000000", "--set", "env.stop_value=None",
+                "--set", "env.manager.type=subprocess", "--set", "policy.learn.learner.hook.log_show_after_iter=10",
+                cwd=tmp_path, start_new_session=True)
+    run, pgid = tmp_path / RUN, proc.pid
+    try:
+        log, deadline = run / "log" / "train.log", time.monotonic() + 120
+        while not (log.exists() and "train_iter 20 |" in log.read_text()):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the run did not start training within 120 s"
+            time.sleep(0.1)
+        os.killpg(pgid, sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(pgid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 128 + sig, err
+    last_line = "ding_lite: interrupted" if sig == signal.SIGINT else "ding_lite: terminated"
+    assert err.strip().splitlines()[-1] == last_line, err
+    assert "Traceback" not in err and "Broken pipe" not in err and "ERROR" not in err, err
+    assert _assert_kept(run, "interrupted")["train_iter"] >= 20
+    assert _group_gone(pgid, within=5.0), "env processes outlived the run"
