@@ -67,7 +67,7 @@ def test_an_env_error_inside_the_final_evaluation_keeps_the_run(tmp_path, cli, m
     assert _assert_kept(tmp_path / RUN, "error: RuntimeError")["train_iter"] == TRAIN_ITER
 
 
-# ---- Ctrl-C in a terminal: the signal reaches every process of the group, env processes included ----------------------
+# ---- Ctrl-C in a terminal: the signal reaches every process of the group, env processes included ---------------------
 def _group_gone(pgid: int, within: float) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
