@@ -22,7 +22,9 @@ setup(
     ],
     extras_require={
         "test": ["pytest>=7", "minigrid"],  # minigrid: a third-party Dict-observation env for the env tests
-        "ray": ["ray[default]"],
+        # 2.59: the first Ray whose local instances (ray.init without an address) turn token authentication on by
+        # default (2.52-2.58 had it off unless RAY_AUTH_MODE=token), on top of ding_lite's loopback-only binding.
+        "ray": ["ray[default]>=2.59"],
         # Compiled kernels for prioritised replay's sum tree (ding_lite/data/sum_tree_kernels.py): sample(256) at 1e6
         # transitions ~2x faster than the NumPy path it falls back to (docs/benchmarks.md). numba + llvmlite are
         # ~210 MB installed and follow new Python releases with a delay, so they stay optional.

@@ -13,6 +13,7 @@ from ding_lite.config import save_config_py
 from ding_lite.policy import Policy
 from ding_lite.utils import RunIOError, UserError, get_rng_state, set_rng_state
 from ding_lite.utils.file_io import atomic_write_json, io_error
+from ding_lite.utils.signals import deferred_interrupts
 from ding_lite.worker import Learner, RunLogger, load_checkpoint, save_checkpoint
 from ding_lite.envs.env_spec import spec_from_record
 from ding_lite.worker.checkpoint import (check_checkpoint_fits, check_env_fits, checkpoint_counters, checkpoint_meta,
@@ -62,6 +63,7 @@ class RunBase:
         # A resumed run: its overrides and the -c keys not applied (``resume_config.resume_record``), recorded with
         # the rewritten total_config.py once the checkpoint is restored.
         self.resume_record: Optional[Dict[str, Any]] = None
+        self.result: Optional[Dict[str, Any]] = None  # result.json's content, once written
 
     # ---- what subclasses provide ---------------------------------------------------------------------------------
     env_step: int
@@ -263,21 +265,24 @@ class RunBase:
             return None
 
     def write_result(self, stop_reason: str, save_last: bool = True, **extra: Any) -> Dict[str, Any]:
-        """ckpt_last (if configured and ``save_last``) and result.json; prints the closing line."""
-        if save_last and self._hook.save_ckpt_after_run:
-            self.save("ckpt_last.pth.tar")
-        result = {
-            "stop_reason": stop_reason,
-            "env_step": self.env_step,
-            "train_iter": self.learner.train_iter,
-            "best_return": None if math.isinf(self.best_return) else self.best_return,
-            "final_return": self.last_return,
-            "wall_time": round(self.logger.wall_time, 3),
-            **extra,
-        }
-        atomic_write_json(result, os.path.join(self.run_dir, "result.json"))
-        self.logger.stop_reason = stop_reason  # the status the trackers close with
-        self.logger.info(f"stopped ({stop_reason}) at env_step {result['env_step']:,}, train_iter "
-                         f"{result['train_iter']:,}: final return {format_return(result['final_return'])}, best "
-                         f"{format_return(result['best_return'])}, {result['wall_time']:.1f} s")
+        """ckpt_last (if configured and ``save_last``) and result.json; prints the closing line. A stop signal that
+        arrives meanwhile takes effect once both are written (``deferred_interrupts``), so they always agree."""
+        with deferred_interrupts():
+            if save_last and self._hook.save_ckpt_after_run:
+                self.save("ckpt_last.pth.tar")
+            result = {
+                "stop_reason": stop_reason,
+                "env_step": self.env_step,
+                "train_iter": self.learner.train_iter,
+                "best_return": None if math.isinf(self.best_return) else self.best_return,
+                "final_return": self.last_return,
+                "wall_time": round(self.logger.wall_time, 3),
+                **extra,
+            }
+            atomic_write_json(result, os.path.join(self.run_dir, "result.json"))
+            self.result = result
+            self.logger.stop_reason = stop_reason  # the status the trackers close with
+            self.logger.info(f"stopped ({stop_reason}) at env_step {result['env_step']:,}, train_iter "
+                             f"{result['train_iter']:,}: final return {format_return(result['final_return'])}, best "
+                             f"{format_return(result['best_return'])}, {result['wall_time']:.1f} s")
         return result
