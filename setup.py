@@ -9,7 +9,9 @@ setup(
     packages=find_packages(include=["ding_lite", "ding_lite.*"]),
     python_requires=">=3.9",
     install_requires=[
-        "torch>=2.0",
+        # 2.6: torch.load(weights_only=True) became the default, after the fixes that keep it from being bypassed
+        # (CVE-2025-32434); checkpoints load with weights_only=True and nothing else.
+        "torch>=2.6",
         "easydict",
         "gymnasium>=1.1",
         "tensorboardX",
@@ -20,7 +22,9 @@ setup(
     ],
     extras_require={
         "test": ["pytest>=7", "minigrid"],  # minigrid: a third-party Dict-observation env for the env tests
-        "ray": ["ray[default]"],
+        # 2.59: the first Ray whose local instances (ray.init without an address) turn token authentication on by
+        # default (2.52-2.58 had it off unless RAY_AUTH_MODE=token), on top of ding_lite's loopback-only binding.
+        "ray": ["ray[default]>=2.59"],
         # Compiled kernels for prioritised replay's sum tree (ding_lite/data/sum_tree_kernels.py): sample(256) at 1e6
         # transitions ~2x faster than the NumPy path it falls back to (docs/benchmarks.md). numba + llvmlite are
         # ~210 MB installed and follow new Python releases with a delay, so they stay optional.

@@ -33,16 +33,25 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UPDATES = {"manual": ["--set", "policy.learn.manual_update=True", "--set", "policy.learn.compile_update=False"],
            "compiled": ["--set", "policy.learn.manual_update=True", "--set", "policy.learn.compile_update=True"],
            "autograd": ["--set", "policy.learn.manual_update=False"]}
+# The MuJoCo SAC configs as they were when these curves were recorded: 2 updates per 4 env steps with 4 envs (half
+# the standard ratio the configs now ship, issue 45), 5 evaluation episodes every 2,500 updates; Hopper with a 5k-step
+# warm-up and normalised observations.
+HALF_RATIO = [arg for item in (
+    "env.collector_env_num=4", "policy.collect.n_sample=4", "policy.learn.update_per_collect=2",
+    "env.evaluator_env_num=5", "env.n_evaluator_episode=5", "policy.eval.evaluator.eval_freq=2500")
+    for arg in ("--set", item)]
+HOPPER_HALF_RATIO = [*HALF_RATIO, "--set", "policy.random_collect_size=5000"]
 CURVES = {
     "cartpole_impala": ("cartpole_impala.py", 30_000, 475, []),
     "cartpole_acer": ("cartpole_acer.py", 30_000, 475, []),
     "pendulum_sac": ("pendulum_sac.py", 6_000, -200, []),
-    "hopper_sac": ("hopper_sac.py", 60_000, 1000, ["--set", "env.normalize_obs=False"]),
-    "hopper_sac_normalize_obs": ("hopper_sac.py", 60_000, 1000, []),
+    "hopper_sac": ("hopper_sac.py", 60_000, 1000, [*HOPPER_HALF_RATIO, "--set", "env.normalize_obs=False"]),
+    "hopper_sac_normalize_obs": ("hopper_sac.py", 60_000, 1000,
+                                 [*HOPPER_HALF_RATIO, "--set", "env.normalize_obs=True"]),
     # Prioritised replay against uniform on HalfCheetah (docs/sac.md#prioritised-replay); one torch thread each, so
     # that the two can run side by side on two cores.
-    "halfcheetah_sac": ("halfcheetah_sac.py", 60_000, 3000, ["--set", "torch_threads=1"]),
-    "halfcheetah_sac_per": ("halfcheetah_sac.py", 60_000, 3000, ["--set", "torch_threads=1", "--set",
+    "halfcheetah_sac": ("halfcheetah_sac.py", 60_000, 3000, [*HALF_RATIO, "--set", "torch_threads=1"]),
+    "halfcheetah_sac_per": ("halfcheetah_sac.py", 60_000, 3000, [*HALF_RATIO, "--set", "torch_threads=1", "--set",
                                                                  "policy.priority=True", "--set",
                                                                  "policy.priority_IS_weight=True"]),
     # SAC's hand-written update (policy.learn.manual_update, the default) eager, compiled from the first update
@@ -52,7 +61,7 @@ CURVES = {
        for name, config, budget, threshold, extra in [
            ("pendulum_sac_256", "pendulum_sac.py", 6_000, -200,
             ["--set", "policy.model.actor_head_hidden_size=256", "--set", "policy.model.critic_head_hidden_size=256"]),
-           ("halfcheetah_sac", "halfcheetah_sac.py", 60_000, 3000, [])]
+           ("halfcheetah_sac", "halfcheetah_sac.py", 60_000, 3000, HALF_RATIO)]
        for kind in UPDATES},
 }
 

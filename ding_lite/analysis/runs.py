@@ -4,6 +4,7 @@ Only eval.csv and result.json are read: total_config.py is Python code and is ne
 experiment name and seed come from the directory name ``<exp_name>_seed<N>``.
 """
 import csv
+import io
 import json
 import os
 import re
@@ -69,12 +70,16 @@ def parse_run_name(name: str) -> Tuple[str, Optional[int]]:
 
 
 def read_eval_csv(path: str) -> Dict[str, np.ndarray]:
-    """eval.csv's columns as float arrays, rows sorted by env_step (stable, so equal steps keep file order)."""
+    """eval.csv's columns as float arrays, rows sorted by env_step (stable, so equal steps keep file order); a last
+    line without its newline (cut short by a crash while a run appended it) is left out."""
     if not os.path.isfile(path):
         raise UserError(f"{path}: missing (the run directory has no eval.csv)")
     try:
         with open(path, newline="") as f:
-            rows = list(csv.reader(f))
+            text = f.read()
+        if "\n" in text and not text.endswith("\n"):  # a row a run was appending when it died: not a row yet
+            text = text[:text.rindex("\n") + 1]
+        rows = list(csv.reader(io.StringIO(text)))
     except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise UserError(f"{path}: cannot read: {err}") from None
     if not rows:

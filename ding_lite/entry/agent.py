@@ -1,8 +1,10 @@
 """Using a trained policy from Python: ``agent = ding_lite.load(path)`` then ``agent.predict(obs)``.
 
 ``load`` takes a run directory (it loads ``ckpt/ckpt_best.pth.tar`` if there is one, else ``ckpt/ckpt_last.pth.tar``)
-or a checkpoint file inside a run (``<run_dir>/ckpt/<name>.pth.tar``; the run's ``total_config.py`` beside ``ckpt/``
-gives the config). No env is built: the observation space comes from the config (``policy.model.obs_space``), the
+or a checkpoint file: inside a run (``<run_dir>/ckpt/<name>.pth.tar``) the run's ``total_config.py`` beside ``ckpt/``
+gives the config; a checkpoint anywhere else (its folder not named ``ckpt``) is read with the ``total_config.py``
+beside it. The config is read as literals, never run (``ding_lite/config/literal.py``), and the modules it names are
+imported only with ``trust_config=True``; the checkpoint loads with ``weights_only=True``. No env is built: the observation space comes from the config (``policy.model.obs_space``), the
 action space (bounds included) from the checkpoint (``meta['env']``, recorded by the pipelines). A checkpoint written
 before ding_lite recorded it falls back to building one env of the config, once, to read its action space
 (``agent.env_built`` says so, and a warning too).
@@ -27,7 +29,8 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
-from ding_lite.config import compile_config, read_config_file
+from ding_lite.config import compile_config
+from ding_lite.config.literal import read_run_config
 from ding_lite.envs import ActionAdapter, EnvSpec
 from ding_lite.envs.env_spec import spec_from_record
 from ding_lite.envs.obs_space import is_nested, leaf_shape, obs_to_tensor
@@ -38,8 +41,9 @@ from ding_lite.worker import load_checkpoint
 from ding_lite.worker.checkpoint import check_checkpoint_fits, load_model_weights
 
 RUN_CHECKPOINTS = ("ckpt_best", "ckpt_last")  # what a run directory loads, in this order
-EXPECTED = ("a run directory (holding total_config.py and ckpt/ckpt_best.pth.tar or ckpt/ckpt_last.pth.tar) or a "
-            "checkpoint file inside one (<run_dir>/ckpt/<name>.pth.tar)")
+EXPECTED = ("a run directory (holding total_config.py and ckpt/ckpt_best.pth.tar or ckpt/ckpt_last.pth.tar), a "
+            "checkpoint file inside one (<run_dir>/ckpt/<name>.pth.tar) or a checkpoint file with the run's "
+            "total_config.py beside it")
 _LEAF_DTYPES = {"discrete": np.int64, "multi_discrete": np.int64, "multi_binary": np.int8}
 
 
@@ -57,18 +61,33 @@ def resolve_checkpoint(path: str) -> Tuple[str, str]:
     if os.path.isfile(path):
         if not path.endswith(".pth.tar"):
             raise UserError(f"'{path}' is not a checkpoint (a .pth.tar file). Expected {EXPECTED}")
-        run_dir = os.path.dirname(os.path.dirname(os.path.abspath(path)))
-        return run_dir, path
+        return checkpoint_run_dir(path), path
     raise UserError(f"'{path}' does not exist. Expected {EXPECTED}")
 
 
-def run_config(run_dir: str, ckpt: str) -> EasyDict:
-    """The compiled config of the run in ``run_dir`` (its total_config.py)."""
+def checkpoint_run_dir(ckpt: str) -> str:
+    """The folder whose total_config.py goes with the checkpoint file ``ckpt``: the run directory (the parent of
+    ``ckpt/``) when the file's folder is named ``ckpt``, else the file's own folder (a checkpoint copied out of its
+    run, with the run's total_config.py beside it)."""
+    folder = os.path.dirname(os.path.abspath(ckpt))
+    return os.path.dirname(folder) if os.path.basename(folder) == "ckpt" else folder
+
+
+def run_config_input(run_dir: str, ckpt: str, trust_config: bool = False) -> tuple:
+    """``(main_config, create_config)`` of the run in ``run_dir`` (its total_config.py, read as literals unless
+    ``trust_config``; ``ding_lite/config/literal.py``)."""
     config_path = os.path.join(run_dir, "total_config.py")
     if not os.path.isfile(config_path):
-        raise UserError(f"checkpoint '{ckpt}' has no total_config.py in its run directory '{run_dir}' (a checkpoint "
-                        f"is read with its run's config). Expected {EXPECTED}")
-    return compile_config(read_config_file(config_path))
+        beside = "in its run directory" if os.path.basename(os.path.dirname(os.path.abspath(ckpt))) == "ckpt" \
+            else "beside it (the checkpoint is not in a run's ckpt/ folder)"
+        raise UserError(f"checkpoint '{ckpt}' has no total_config.py {beside}: '{config_path}' is missing (a "
+                        f"checkpoint is read with its run's config). Expected {EXPECTED}")
+    return read_run_config(config_path, trust_config)
+
+
+def run_config(run_dir: str, ckpt: str, trust_config: bool = False) -> EasyDict:
+    """The compiled config of the run in ``run_dir`` (its total_config.py; see ``run_config_input``)."""
+    return compile_config(run_config_input(run_dir, ckpt, trust_config))
 
 
 def obs_description(model_cfg: EasyDict) -> dict:
@@ -149,7 +168,8 @@ class Agent:
     Attributes: ``policy`` (the :class:`~ding_lite.policy.Policy`, its collect and eval modes enabled), ``config``
     (the run's compiled config), ``device``, ``spec`` (the env's :class:`~ding_lite.envs.EnvSpec`, rebuilt without an
     env), ``checkpoint`` (the file loaded), ``checkpoint_name`` ('ckpt_best', 'ckpt_last', ... or None),
-    ``env_built`` (True when the action space had to be read from one env built for the purpose).
+    ``env_built`` (True when the action space had to be read from one env built for the purpose), ``run_dir`` (the
+    folder whose total_config.py gave the config, for a loaded agent).
     """
 
     def __init__(self, policy: Policy, config: EasyDict, spec: EnvSpec, checkpoint: Optional[str] = None,
@@ -159,6 +179,7 @@ class Agent:
         self.checkpoint = checkpoint
         self.checkpoint_name = None if checkpoint is None else os.path.basename(checkpoint)[:-len(".pth.tar")]
         self.env_built = env_built
+        self.run_dir: Optional[str] = None  # the folder of the total_config.py read (set by ``load``)
         self.obs_space = obs_description(policy.cfg.model)
         self.adapter = ActionAdapter(spec, policy.action_bound)
         policy.model.eval()
@@ -236,10 +257,13 @@ def build_acting_policy(policy_cfg: EasyDict) -> Policy:
 
 
 def _spec_of(cfg: EasyDict, state: dict, ckpt: str) -> Tuple[EnvSpec, bool]:
-    record = (state.get("meta") or {}).get("env")
+    meta = state.get("meta") or {}
+    record = meta.get("env") if isinstance(meta, dict) else None
     obs_space = obs_description(cfg.policy.model)
     if record:
-        return spec_from_record(record, obs_space, cfg.policy.model.get("obs_shape")), False
+        spec = spec_from_record(record, obs_space, cfg.policy.model.get("obs_shape"), where=f"checkpoint '{ckpt}'")
+        check_record_fits_config(spec, cfg, ckpt)
+        return spec, False
     from ding_lite.envs import env_factory  # the fallback only: checkpoints written before meta['env']
     warnings.warn(f"checkpoint '{ckpt}' does not record its env's action space (it predates that); building one "
                   f"env of its config to read it")
@@ -250,13 +274,39 @@ def _spec_of(cfg: EasyDict, state: dict, ckpt: str) -> Tuple[EnvSpec, bool]:
         env.close()
 
 
-def load(path: str, device: str = "cpu") -> Agent:
-    """The :class:`Agent` of a run directory or checkpoint file (module docstring); ``device``: 'cpu' or 'cuda'."""
+def check_record_fits_config(spec: EnvSpec, cfg: EasyDict, ckpt: str) -> None:
+    """The checkpoint's recorded action space (``meta['env']``) against what the run's config says of its env
+    (``policy.action_space``, ``policy.model.action_shape``, filled from the env when the run started): a checkpoint
+    beside another run's config is refused. (Box bounds are not in the config; ``-m eval`` and ``--resume``, which
+    build the env, compare them too: ``check_env_fits``.)"""
+    problems = []
+    configured = cfg.policy.get("action_space")
+    if configured not in (None, "auto") and configured != spec.action_space_type:
+        problems.append(f"action space: checkpoint {spec.action_space_type!r}, config policy.action_space "
+                        f"{configured!r}")
+    shape = cfg.policy.model.get("action_shape")
+    if shape is not None and not problems:
+        as_list = (lambda x: list(x) if isinstance(x, (list, tuple)) else [x])
+        if as_list(shape) != as_list(spec.model_action_shape):
+            problems.append(f"action shape: checkpoint {spec.model_action_shape!r}, config policy.model.action_shape "
+                            f"{shape!r}")
+    if problems:
+        raise UserError(f"cannot load checkpoint '{ckpt}': its recorded env (meta['env']) does not fit its run's "
+                        f"config ({'; '.join(problems)}): the checkpoint is from another run; load it from its own "
+                        f"run directory")
+
+
+def load(path: str, device: str = "cpu", trust_config: bool = False) -> Agent:
+    """The :class:`Agent` of a run directory or checkpoint file (module docstring); ``device``: 'cpu' or 'cuda'.
+
+    The run's total_config.py is read as literals, never executed, and the modules it names outside ding_lite and
+    gymnasium are not imported: such a file is refused with one line. ``trust_config=True`` runs the file as Python
+    and imports its modules; only for a run whose source you trust."""
     device = str(device)
     if device not in ("cpu", "cuda"):
         raise UserError(f"device={device!r}: must be 'cpu' or 'cuda'")
     run_dir, ckpt = resolve_checkpoint(path)
-    cfg = run_config(run_dir, ckpt)
+    cfg = run_config(run_dir, ckpt, trust_config)
     cfg.policy.cuda = device == "cuda"
     check_cuda(cfg.policy.cuda)
     state = load_checkpoint(ckpt)
@@ -264,4 +314,6 @@ def load(path: str, device: str = "cpu") -> Agent:
     spec, env_built = _spec_of(cfg, state, ckpt)
     policy = build_acting_policy(cfg.policy)
     load_model_weights(policy.model, policy.checkpoint_model_state(state["policy"]), ckpt)
-    return Agent(policy, cfg, spec, ckpt, env_built)
+    agent = Agent(policy, cfg, spec, ckpt, env_built)
+    agent.run_dir = run_dir
+    return agent

@@ -9,6 +9,7 @@ from easydict import EasyDict
 
 from ding_lite.config import compile_config
 from ding_lite.envs import EnvSpec, env_factory, make_vector_env
+from ding_lite.envs.action_adapter import check_action_bounds
 from ding_lite.envs.watchdog import watched_call
 from ding_lite.policy import Policy
 from ding_lite.torch_utils.malloc import apply_setting as apply_keep_freed_memory
@@ -22,8 +23,11 @@ ConfigInput = Union[dict, Tuple[dict, dict]]
 
 
 def resolve_env_spaces(cfg: EasyDict, spec: EnvSpec) -> None:
-    """Fill ``policy.action_space`` ('auto') and the model's obs/action shapes from the env; check given ones."""
+    """Fill ``policy.action_space`` ('auto') and the model's obs/action shapes from the env; check given ones, and
+    that the policy can act in the env's Box bounds (``check_action_bounds``: before any training)."""
     policy = cfg.policy
+    check_action_bounds(spec, getattr(POLICY_REGISTRY.get(policy.type), "action_bound", "clip"),
+                        cfg.env.env_id or cfg.env.type)
     if policy.action_space == "auto":
         policy.action_space = spec.action_space_type
     elif policy.action_space != spec.action_space_type:
@@ -84,15 +88,23 @@ class Components:
 
 def build(cfg: EasyDict, seed: int, model: Optional[torch.nn.Module] = None, collect: bool = True,
           enable_field: Sequence[str] = ("learn", "collect", "eval")) -> Components:
-    """Create the vector envs (each env seeded by ``env_seeds``: collector rank 0, evaluator rank 0) and the policy."""
+    """Create the vector envs (each env seeded by ``env_seeds``: collector rank 0, evaluator rank 0) and the policy;
+    a failure on the way closes the envs already made."""
     collector_env = (make_vector_env(cfg.env, cfg.env.collector_env_num,
                                      env_seeds(seed, "collector", cfg.env.collector_env_num)) if collect else None)
-    evaluator_env = make_vector_env(cfg.env, cfg.env.evaluator_env_num,
-                                    env_seeds(seed, "evaluator", cfg.env.evaluator_env_num), role="evaluator")
-    probe = collector_env or evaluator_env
-    spec = EnvSpec.from_spaces(probe.single_observation_space, probe.single_action_space)
-    resolve_env_spaces(cfg, spec)
-    policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model, enable_field=enable_field)
+    evaluator_env = None
+    try:
+        evaluator_env = make_vector_env(cfg.env, cfg.env.evaluator_env_num,
+                                        env_seeds(seed, "evaluator", cfg.env.evaluator_env_num), role="evaluator")
+        probe = collector_env or evaluator_env
+        spec = EnvSpec.from_spaces(probe.single_observation_space, probe.single_action_space)
+        resolve_env_spaces(cfg, spec)
+        policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model, enable_field=enable_field)
+    except BaseException:
+        for env in (evaluator_env, collector_env):
+            if env is not None:
+                env.close()
+        raise
     return Components(cfg, collector_env, evaluator_env, spec, policy)
 
 

@@ -56,9 +56,14 @@ def stray_argument_message(word: str, overrides: Sequence[str], commands: Sequen
 @click.option("--train-iter", "max_train_iter", type=int, default=None,
               help="Stop after this many train iters (a total for the run).")
 @click.option("--exp-name", default=None, help="Run name (overrides exp_name of the config).")
-@click.option("--resume", is_flag=True, help="Continue the run from its most advanced readable checkpoint "
-                                              "(ckpt_last, ckpt_best or the newest iteration_<N>).")
-@click.option("--load-path", default=None, help="Checkpoint to evaluate (-m eval).")
+@click.option("--resume", is_flag=True, help="Continue the run (named by -c, --exp-name and -s) from its most advanced "
+                                              "readable checkpoint (ckpt_last, ckpt_best or the newest iteration_<N>), "
+                                              "with the run's own config (its total_config.py) and --set on top.")
+@click.option("--load-path", default=None, help="Checkpoint to evaluate (-m eval); without -c, evaluated with its run's "
+                                                 "config (its total_config.py, read as literals).")
+@click.option("--trust-config", is_flag=True,
+              help="-m eval without -c, --resume: the run's total_config.py may hold code and import the modules it "
+                   "names (it is read as plain literals otherwise, and they are refused). Only for runs you trust.")
 @click.option("--episodes", type=int, default=None,
               help="Episodes for -m eval (default env.n_evaluator_episode).")
 @click.option("--video", "video_dir", default=None, metavar="DIR",
@@ -72,7 +77,7 @@ def stray_argument_message(word: str, overrides: Sequence[str], commands: Sequen
 def main(ctx: click.Context, mode: str, config_path: Optional[str], seeds: Tuple[int, ...],
          overrides: Tuple[str, ...], max_env_step: Optional[int], max_train_iter: Optional[int],
          exp_name: Optional[str], resume: bool, load_path: Optional[str], episodes: Optional[int],
-         backend: Optional[str], quiet: bool, video_dir: Optional[str]) -> None:
+         backend: Optional[str], quiet: bool, video_dir: Optional[str], trust_config: bool) -> None:
     """Train or evaluate a ding_lite config, e.g. ``ding_lite -m serial -c dizoo_configs/cartpole_impala.py -s 0``;
     compare runs with ``ding_lite plot RUN_DIR...`` and ``ding_lite summary RUN_DIR...``."""
     if ctx.invoked_subcommand is not None:
@@ -81,12 +86,12 @@ def main(ctx: click.Context, mode: str, config_path: Optional[str], seeds: Tuple
                                    f"'ding_lite {ctx.invoked_subcommand} --help'")
         return
     with user_errors():
-        if config_path is None:
+        if config_path is None and not (mode == "eval" and load_path is not None):
             raise UserError("-c/--config is required: the config file to train or evaluate (e.g. -c "
-                            "dizoo_configs/cartpole_impala.py); to compare runs use 'ding_lite plot' or "
-                            "'ding_lite summary'")
+                            "dizoo_configs/cartpole_impala.py; -m eval --load-path CKPT without -c uses the run's "
+                            "own config); to compare runs use 'ding_lite plot' or 'ding_lite summary'")
         _train_or_eval(mode, config_path, seeds, overrides, max_env_step, max_train_iter, exp_name, resume,
-                       load_path, episodes, backend, quiet, video_dir)
+                       load_path, episodes, backend, quiet, video_dir, trust_config)
 
 
 @contextlib.contextmanager
@@ -126,18 +131,35 @@ def os_error_message(err: OSError) -> str:
     return f"{reason} ({type(err).__name__})"
 
 
-def _train_or_eval(mode: str, config_path: str, seeds: Tuple[int, ...], overrides: Tuple[str, ...],
+def user_module_path(config_path: Optional[str]) -> None:
+    """Let the user's modules (import_names, env.wrappers, 'package:id' env ids) resolve from where the user runs and
+    from the config file's directory: both go at the END of sys.path (also inherited by env and worker processes), so
+    they serve only modules no installed package provides, and a stray file there (a 'tensorboardX.py') cannot
+    shadow a dependency. The config file itself runs with its directory first (``read_config_file``)."""
+    for entry in [os.getcwd()] + ([os.path.dirname(os.path.abspath(config_path))] if config_path else []):
+        if entry not in sys.path:
+            sys.path.append(entry)
+
+
+def _train_or_eval(mode: str, config_path: Optional[str], seeds: Tuple[int, ...], overrides: Tuple[str, ...],
                    max_env_step: Optional[int], max_train_iter: Optional[int], exp_name: Optional[str],
                    resume: bool, load_path: Optional[str], episodes: Optional[int], backend: Optional[str],
-                   quiet: bool, video_dir: Optional[str] = None) -> None:
+                   quiet: bool, video_dir: Optional[str] = None, trust_config: bool = False) -> None:
     from ding_lite.config import read_config_file
-    # Modules named in import_names resolve from where the user runs and from the config file's directory.
-    sys.path[:0] = [os.getcwd(), os.path.dirname(os.path.abspath(config_path))]
-    config = read_config_file(config_path)
+    if trust_config and not (resume or (mode == "eval" and config_path is None)):
+        raise UserError("--trust-config is for reading a run's total_config.py: with --resume, or -m eval "
+                        "--load-path CKPT without -c (a -c config file is your own code and always runs)")
+    user_module_path(config_path)
     seeds = seeds or (None,)  # no -s: the config's seed
     if mode == "eval":
         if load_path is None:
             raise UserError("-m eval needs --load-path PATH (e.g. <run_dir>/ckpt/ckpt_best.pth.tar)")
+        if config_path is None:  # the run's own config, read as literals (ding_lite/config/literal.py)
+            from ding_lite.entry.agent import resolve_checkpoint, run_config_input
+            run_dir, load_path = resolve_checkpoint(load_path)
+            config = run_config_input(run_dir, load_path, trust_config)
+        else:
+            config = read_config_file(config_path)
         from ding_lite.entry.eval import eval_pipeline
         for seed in seeds:
             result = eval_pipeline(config, load_path, seed, overrides=list(overrides), n_episode=episodes,
@@ -154,6 +176,7 @@ def _train_or_eval(mode: str, config_path: str, seeds: Tuple[int, ...], override
                         "policy.eval.evaluator.video_every=N (every N-th evaluation)")
     if load_path is not None:
         raise UserError("--load-path is for -m eval; to continue a training run use --resume")
+    config = read_config_file(config_path)
     overrides = list(overrides)
     if backend is not None:
         if mode != "parallel":
@@ -175,7 +198,7 @@ def _train_or_eval(mode: str, config_path: str, seeds: Tuple[int, ...], override
         raise UserError(f"-s {' -s '.join(map(str, seeds))}: a seed is repeated; each seed is one run directory")
     for seed in seeds:
         pipeline(config, seed, max_train_iter=max_train_iter, max_env_step=max_env_step, overrides=overrides,
-                 exp_name=exp_name, resume=resume, quiet=quiet)
+                 exp_name=exp_name, resume=resume, quiet=quiet, trust_config=trust_config)
     if len(seeds) > 1:
         summarize_seeds(run_dirs, cfg.exp_name, cfg.env.stop_value)
 
@@ -239,9 +262,10 @@ def summary(run_dirs: Tuple[str, ...], threshold: Optional[float], group_by: str
                    "print a markdown table: ported and compiles, ported with TODOs, or refused, and what changed "
                    "that affects learning.")
 def port(file: Optional[str], out: Optional[str], force: bool, walk_dir: Optional[str]) -> None:
-    """Write the ding_lite version of a DI-engine config FILE (main_config and create_config; its __main__ block is
-    not run): keys moved, renamed or removed as ding_lite's messages ask, each change a comment, and a
-    `# TODO(port):` comment where you must decide. Exit status 0: OUT is written and compiles with ding_lite (any
+    """Write the ding_lite version of a DI-engine config FILE (main_config and create_config): keys moved, renamed
+    or removed as ding_lite's messages ask, each change a comment, and a `# TODO(port):` comment where you must
+    decide. FILE's top level is run as Python to read its dicts (its imports included; its __main__ block is not):
+    port only files you trust, as you would run them. Exit status 0: OUT is written and compiles with ding_lite (any
     TODOs are listed); 2: OUT is written but does not compile until you edit its TODOs, or nothing is written (FILE
     missing or broken, OUT exists without --force). See docs/porting_from_dingengine.md."""
     if walk_dir is not None:
@@ -268,13 +292,19 @@ def port(file: Optional[str], out: Optional[str], force: bool, walk_dir: Optiona
 @click.option("-o", "--out", default=None, help="The file to write (default: <run_dir>/<checkpoint name>.pt or .onnx).")
 @click.option("--with-dist", is_flag=True, help="Also output the action distribution's parameters (logits, or mu "
                                                 "and sigma / log_std) after the action.")
-def export(path: str, fmt: str, out: Optional[str], with_dist: bool) -> None:
+@click.option("--force", is_flag=True, help="Overwrite OUT if it exists (it is replaced atomically).")
+@click.option("--trust-config", is_flag=True, help="The run's total_config.py may hold code and import the modules it "
+                                                   "names (read as plain literals otherwise, and they are refused). "
+                                                   "Only for runs you trust.")
+def export(path: str, fmt: str, out: Optional[str], with_dist: bool, force: bool, trust_config: bool) -> None:
     """Export the policy of a run directory or checkpoint PATH to one self-contained file: observations in (a batch;
     one input per leaf for Dict/Tuple spaces), the deterministic action in env units out, normalisation included.
-    Running it needs only torch or onnxruntime (pip install ding_lite[export]). See docs/using_a_trained_policy.md."""
+    The module is inference-only; an existing OUT is replaced only with --force. Running it needs only torch or
+    onnxruntime (pip install ding_lite[export]). The run's total_config.py is read as literals, never run (see
+    --trust-config). See docs/using_a_trained_policy.md."""
     from ding_lite.entry.export import export as export_policy
     with user_errors():
-        click.echo(export_policy(path, fmt, out, with_dist))
+        click.echo(export_policy(path, fmt, out, with_dist, force, trust_config))
 
 if __name__ == "__main__":
     main()

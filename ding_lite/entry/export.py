@@ -13,8 +13,12 @@ A recurrent policy (``policy.model.core='lstm'``) takes its state as one more in
 *state_shape) float32 (zeros at an episode's start), after the observation leaves, and returns the next state as its
 last output, ``next_core_state``: the caller carries it from step to step, as with ``predict``.
 
+The module is inference-only (no parameter requires grad: outputs are plain tensors). The file is written
+atomically, and an existing one is replaced only with ``force`` (``--force``).
+
 Running the file needs only torch (TorchScript: ``torch.jit.load``) or onnxruntime (ONNX), never ding_lite.
 """
+import copy
 import os
 import warnings
 from typing import Any, List, Optional, Tuple
@@ -26,6 +30,7 @@ from torch import nn
 from ding_lite.envs.obs_space import is_nested, leaf_shape
 from ding_lite.torch_utils import greedy_action
 from ding_lite.utils import UserError
+from ding_lite.utils.file_io import atomic_write
 
 from .agent import Agent, load
 
@@ -162,13 +167,25 @@ def example_inputs(description: dict, batch: int = 2) -> Tuple[torch.Tensor, ...
     return tuple(out)
 
 
-def export_agent(agent: Agent, fmt: str, path: str, with_dist: bool = False) -> str:
-    """Write ``agent``'s :class:`DeployModule` to ``path`` as TorchScript or ONNX; returns ``path``."""
+def inference_only(module: DeployModule) -> DeployModule:
+    """A copy of ``module`` for deployment: eval mode, no parameter requires grad, so the exported file's outputs
+    are plain tensors (``ts(x).numpy()`` works) and the agent's own model is left as it was."""
+    module = copy.deepcopy(module).eval()
+    for param in module.parameters():
+        param.requires_grad_(False)
+    return module
+
+
+def export_agent(agent: Agent, fmt: str, path: str, with_dist: bool = False, force: bool = False) -> str:
+    """Write ``agent``'s :class:`DeployModule` (inference-only) to ``path`` as TorchScript or ONNX; returns ``path``.
+    The file is written to a temporary name and renamed into place (a failed export leaves no half file); an
+    existing ``path`` is refused unless ``force``."""
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt!r}: must be one of {sorted(FORMATS)}")
     if agent.device.type != "cpu":
         raise UserError("export from a CPU agent (ding_lite.load(path, device='cpu'))")
-    module = DeployModule(agent, with_dist).eval()
+    check_out(path, force)
+    module = inference_only(DeployModule(agent, with_dist))
     inputs = module_inputs(module)
     with torch.no_grad(), warnings.catch_warnings():
         # torch's deprecation notes on tracing, and tracer notes on shape checks that hold for every batch size
@@ -176,22 +193,35 @@ def export_agent(agent: Agent, fmt: str, path: str, with_dist: bool = False) -> 
         warnings.simplefilter("ignore", torch.jit.TracerWarning)
         if fmt == "torchscript":
             traced = torch.jit.trace(module, inputs, check_trace=False)
-            traced.save(path)
+            atomic_write(path, lambda f: torch.jit.save(traced, f), "write the exported policy")
             return path
         names = input_names(agent.obs_space) + (["core_state"] if module.recurrent else [])
         outputs = output_names(module)
-        torch.onnx.export(module, inputs, path, input_names=names, output_names=outputs, dynamo=False,
-                          dynamic_axes={n: {0: "batch"} for n in names + outputs}, opset_version=17)
+        atomic_write(path, lambda f: torch.onnx.export(
+            module, inputs, f, input_names=names, output_names=outputs, dynamo=False,
+            dynamic_axes={n: {0: "batch"} for n in names + outputs}, opset_version=17), "write the exported policy")
     return path
 
 
-def export(path: str, fmt: str, out: Optional[str] = None, with_dist: bool = False) -> str:
-    """Export the run or checkpoint at ``path`` (see ``ding_lite.load``) to ``out`` (default: the checkpoint's name
-    in the run directory, e.g. ``<run_dir>/ckpt_best.onnx``); returns the file written."""
+def check_out(path: str, force: bool) -> None:
+    """Refuse to replace an existing export without ``force`` (``--force``), or to write over a directory."""
+    if os.path.isdir(path):
+        raise UserError(f"output '{path}' is a directory; name the file to write with -o")
+    if os.path.exists(path) and not force:
+        raise UserError(f"output '{path}' exists; pass --force (force=True) to overwrite it, or name another file "
+                        f"with -o")
+
+
+def export(path: str, fmt: str, out: Optional[str] = None, with_dist: bool = False, force: bool = False,
+           trust_config: bool = False) -> str:
+    """Export the run or checkpoint at ``path`` (see ``ding_lite.load``, also for ``trust_config``) to ``out``
+    (default: the checkpoint's name in the run directory, e.g. ``<run_dir>/ckpt_best.onnx``); returns the file
+    written. An existing ``out`` is refused unless ``force``."""
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt!r}: must be one of {sorted(FORMATS)}")
-    agent = load(path)
+    if out is not None:
+        check_out(out, force)  # before the checkpoint is read
+    agent = load(path, trust_config=trust_config)
     if out is None:
-        run_dir = path if os.path.isdir(path) else os.path.dirname(os.path.dirname(os.path.abspath(path)))
-        out = os.path.join(run_dir, f"{agent.checkpoint_name}{FORMATS[fmt]}")
-    return export_agent(agent, fmt, out, with_dist)
+        out = os.path.join(agent.run_dir, f"{agent.checkpoint_name}{FORMATS[fmt]}")
+    return export_agent(agent, fmt, out, with_dist, force)

@@ -21,8 +21,9 @@ from ding_lite.parallel.transport import WorkerTransport, prepare_backend
 from ding_lite.torch_utils.threads import available_cores
 from ding_lite.utils import POLICY_REGISTRY, set_seed
 
-from .build import ConfigInput, check_budget, compile_input, torch_threads
+from .build import ConfigInput, check_budget, torch_threads
 from .preflight import preflight
+from .resume_config import pipeline_config
 from .run_dir import run_dir_name
 from .training_loop import TrainingRun, run_training
 
@@ -39,14 +40,15 @@ def resolve_parallel(cfg: EasyDict) -> None:
 def parallel_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, model: Optional[torch.nn.Module] = None,
                       max_train_iter: Optional[int] = None, max_env_step: Optional[int] = None, *,
                       overrides: Optional[List[str]] = None, exp_name: Optional[str] = None, resume: bool = False,
-                      quiet: bool = False) -> Dict[str, Any]:
+                      quiet: bool = False, trust_config: bool = False) -> Dict[str, Any]:
     """Train ``input_cfg`` with ``parallel.collector_num`` collector processes (or Ray actors) feeding a learner in
-    this process; the run directory ``<exp_name>_seed<seed>`` is the serial pipeline's, and so are its lock and
-    ``resume``. Returns result.json's content. Ctrl-C or SIGTERM stop every worker, write ckpt_last and
+    this process; the run directory ``<exp_name>_seed<seed>`` is the serial pipeline's, and so are its lock,
+    ``resume`` (the run's own config, with ``overrides`` on top) and ``trust_config``. Returns result.json's
+    content. Ctrl-C or SIGTERM stop every worker, write ckpt_last and
     result.json, then KeyboardInterrupt propagates.
     """
     check_budget(max_env_step, max_train_iter)
-    cfg = compile_input(input_cfg, seed, overrides, exp_name)
+    cfg, record = pipeline_config(input_cfg, seed, overrides, exp_name, resume, trust_config)
     resolve_parallel(cfg)
     # 'auto': the learner gets the cores that the collectors and the evaluator leave free (at least one)
     torch.set_num_threads(torch_threads(cfg, max(1, available_cores() - cfg.parallel.collector_num - 1)))
@@ -68,6 +70,7 @@ def parallel_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, model:
                 backend.release()
             raise
         run.action_space_record = action_space_record(spec)
+        run.resume_record = record
         return run
 
     _, result = run_training(run_dir, resume, quiet, make_run, max_env_step, max_train_iter)

@@ -13,14 +13,18 @@ from ding_lite.config import save_config_py
 from ding_lite.policy import Policy
 from ding_lite.utils import RunIOError, UserError, get_rng_state, set_rng_state
 from ding_lite.utils.file_io import atomic_write_json, io_error
+from ding_lite.utils.signals import deferred_interrupts
 from ding_lite.worker import Learner, RunLogger, load_checkpoint, save_checkpoint
-from ding_lite.worker.checkpoint import (check_checkpoint_fits, checkpoint_meta, error_summary, load_replay_buffer,
-                                        save_replay_buffer)
+from ding_lite.envs.env_spec import spec_from_record
+from ding_lite.worker.checkpoint import (check_checkpoint_fits, check_env_fits, checkpoint_counters, checkpoint_meta,
+                                        error_summary, load_replay_buffer, save_replay_buffer)
 from ding_lite.worker.trackers import TRACKERS_FILE
 
+from .resume_config import resume_record, write_resume_record
 from .run_dir import find_resume_checkpoint
 
 NORMAL_STOPS = ("stop_value", "max_env_step", "max_train_iter")
+RESUME_COUNTERS = ("train_iter", "env_step", "last_eval_iter", "best_return", "last_return", "wall_time")
 
 
 def format_return(value: Optional[float]) -> str:
@@ -56,6 +60,10 @@ class RunBase:
         # The env's action space as plain data (``ding_lite.envs.env_spec.action_space_record``), saved in every
         # checkpoint's ``meta['env']`` so that ``ding_lite.load`` acts in env units without building an env.
         self.action_space_record: Optional[Dict[str, Any]] = None
+        # A resumed run: its overrides and the -c keys not applied (``resume_config.resume_record``), recorded with
+        # the rewritten total_config.py once the checkpoint is restored.
+        self.resume_record: Optional[Dict[str, Any]] = None
+        self.result: Optional[Dict[str, Any]] = None  # result.json's content, once written
 
     # ---- what subclasses provide ---------------------------------------------------------------------------------
     env_step: int
@@ -70,13 +78,17 @@ class RunBase:
 
     # ---- opening: a fresh run directory or a resumed one ---------------------------------------------------------
     def open(self, resume_from: Optional[Tuple[str, Dict[str, Any]]], quiet: bool) -> None:
-        """Restore from ``resume_from`` (the checkpoint's path and state, see ``find_resume_checkpoint``) or create
+        """Restore from ``resume_from`` (the checkpoint's path and state, see ``find_resume_checkpoint``; then
+        total_config.py is rewritten with the config resumed and the resume recorded, ``resume_config.py``) or create
         ``ckpt/`` and total_config.py; then start the logger and the periodic ckpt_last clock."""
         wall_offset, resume_at = 0.0, None
         if resume_from is not None:
             wall_offset = self._restore(*resume_from)
             resume_at = (self.learner.train_iter, self.env_step,
                          -1 if self.last_eval_iter is None else self.last_eval_iter)
+            # total_config.py says what this resume runs (the run's config and its overrides), recorded beside it
+            write_resume_record(self.run_dir, self.cfg, self.resume_record or resume_record(None, []),
+                                resume_from[0], self.learner.train_iter, self.env_step)
         else:
             try:
                 os.makedirs(os.path.join(self.run_dir, "ckpt"))
@@ -167,13 +179,16 @@ class RunBase:
     def _restore(self, path: str, state: Dict[str, Any]) -> float:
         policy = self.cfg.policy
         check_checkpoint_fits(state, policy.type, policy.model, path, action="resume from")
+        counters = checkpoint_counters(state, path, RESUME_COUNTERS)
+        if self.action_space_record:  # the env this run built: the checkpoint's actions must mean the same there
+            check_env_fits(state, spec_from_record(self.action_space_record), path,
+                           self.cfg.env.env_id or self.cfg.env.type, action="resume from")
         try:
             self.policy.learn_mode.load_state_dict(state["policy"])
         except (RuntimeError, ValueError, KeyError, TypeError) as err:
             raise UserError(f"cannot resume from checkpoint '{path}': it does not fit this config's policy "
                             f"'{policy.type}' (was it trained with another config?): {type(err).__name__}: "
                             f"{error_summary(err, 300, all_lines=True)}") from None
-        counters = state["counters"]
         self.learner.train_iter = int(counters["train_iter"])
         self.env_step = int(counters["env_step"])
         self.last_eval_iter = None if counters["last_eval_iter"] < 0 else int(counters["last_eval_iter"])
@@ -250,21 +265,24 @@ class RunBase:
             return None
 
     def write_result(self, stop_reason: str, save_last: bool = True, **extra: Any) -> Dict[str, Any]:
-        """ckpt_last (if configured and ``save_last``) and result.json; prints the closing line."""
-        if save_last and self._hook.save_ckpt_after_run:
-            self.save("ckpt_last.pth.tar")
-        result = {
-            "stop_reason": stop_reason,
-            "env_step": self.env_step,
-            "train_iter": self.learner.train_iter,
-            "best_return": None if math.isinf(self.best_return) else self.best_return,
-            "final_return": self.last_return,
-            "wall_time": round(self.logger.wall_time, 3),
-            **extra,
-        }
-        atomic_write_json(result, os.path.join(self.run_dir, "result.json"))
-        self.logger.stop_reason = stop_reason  # the status the trackers close with
-        self.logger.info(f"stopped ({stop_reason}) at env_step {result['env_step']:,}, train_iter "
-                         f"{result['train_iter']:,}: final return {format_return(result['final_return'])}, best "
-                         f"{format_return(result['best_return'])}, {result['wall_time']:.1f} s")
+        """ckpt_last (if configured and ``save_last``) and result.json; prints the closing line. A stop signal that
+        arrives meanwhile takes effect once both are written (``deferred_interrupts``), so they always agree."""
+        with deferred_interrupts():
+            if save_last and self._hook.save_ckpt_after_run:
+                self.save("ckpt_last.pth.tar")
+            result = {
+                "stop_reason": stop_reason,
+                "env_step": self.env_step,
+                "train_iter": self.learner.train_iter,
+                "best_return": None if math.isinf(self.best_return) else self.best_return,
+                "final_return": self.last_return,
+                "wall_time": round(self.logger.wall_time, 3),
+                **extra,
+            }
+            atomic_write_json(result, os.path.join(self.run_dir, "result.json"))
+            self.result = result
+            self.logger.stop_reason = stop_reason  # the status the trackers close with
+            self.logger.info(f"stopped ({stop_reason}) at env_step {result['env_step']:,}, train_iter "
+                             f"{result['train_iter']:,}: final return {format_return(result['final_return'])}, best "
+                             f"{format_return(result['best_return'])}, {result['wall_time']:.1f} s")
         return result

@@ -8,8 +8,9 @@ from ding_lite.policy import Policy
 from ding_lite.utils import set_seed
 from ding_lite.worker.transport import InProcessTransport
 
-from .build import ConfigInput, build, check_budget, compile_input
+from .build import ConfigInput, build, check_budget
 from .preflight import preflight
+from .resume_config import pipeline_config
 from .run_dir import run_dir_name
 from .training_loop import TrainingRun, run_training
 
@@ -17,12 +18,15 @@ from .training_loop import TrainingRun, run_training
 def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, env_setting: Any = None,
                     model: Optional[torch.nn.Module] = None, max_train_iter: Optional[int] = None,
                     max_env_step: Optional[int] = None, *, overrides: Optional[List[str]] = None,
-                    exp_name: Optional[str] = None, resume: bool = False, quiet: bool = False) -> Policy:
+                    exp_name: Optional[str] = None, resume: bool = False, quiet: bool = False,
+                    trust_config: bool = False) -> Policy:
     """Train ``input_cfg`` (main_config or (main_config, create_config)) in ``<exp_name>_seed<seed>``.
 
     ``seed`` defaults to the config's ``seed`` (0 unless set). Returns the trained policy. ``overrides`` are
     ``--set`` strings or a dict of dotted keys. ``resume`` continues the run from its most advanced readable
-    checkpoint. The run holds its directory's lock throughout. Ctrl-C stops the run cleanly (SIGTERM too): a last
+    checkpoint, with the run's own config (its total_config.py, read as literals; ``input_cfg`` only names the run)
+    and ``overrides`` on top (``resume_config.py``); ``trust_config`` lets it import the modules the run's config
+    names that ``input_cfg`` does not. The run holds its directory's lock throughout. Ctrl-C stops the run cleanly (SIGTERM too): a last
     checkpoint and result.json are written, then KeyboardInterrupt propagates.
 
     Before any env is built (one probe env aside), ``preflight`` checks the device, the warm-up against
@@ -31,7 +35,7 @@ def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, env_sett
     if env_setting is not None:
         raise NotImplementedError("env_setting is not used by ding_lite: envs come from the config's env section")
     check_budget(max_env_step, max_train_iter)
-    cfg = compile_input(input_cfg, seed, overrides, exp_name)
+    cfg, record = pipeline_config(input_cfg, seed, overrides, exp_name, resume, trust_config)
     seed = cfg.seed
     spec = preflight(cfg, seed, max_env_step, model, fresh=not resume)
     run_dir = run_dir_name(cfg.exp_name, seed)
@@ -43,6 +47,7 @@ def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, env_sett
                                        run_dir)
         run = TrainingRun(cfg, seed, run_dir, parts.policy, transport)
         run.action_space_record = action_space_record(spec)
+        run.resume_record = record
         return run
 
     run, _ = run_training(run_dir, resume, quiet, make_run, max_env_step, max_train_iter)

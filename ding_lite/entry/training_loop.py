@@ -20,7 +20,7 @@ from ding_lite.data.prioritized import train_on_sample
 from ding_lite.data.sum_tree import FAST_EXTRA_HINT
 from ding_lite.policy import Policy
 from ding_lite.torch_utils.threads import learner_tuner
-from ding_lite.utils.signals import stop_signals_as_interrupts
+from ding_lite.utils.signals import deferred_interrupts, stop_signals_as_interrupts
 from ding_lite.worker import Learner, Throughput
 from ding_lite.worker.transport import Arrival, Transport
 
@@ -236,6 +236,20 @@ class TrainingRun(RunBase):
             self.logger.info(line)
         return self.write_result(stop_reason, **summary)
 
+    def end_after(self, err: BaseException) -> BaseException:
+        """Close a run whose loop or ``finish`` raised ``err``, unless its result.json is written already: stop the
+        actors, then write ckpt_last and result.json, with stop_reason 'interrupted' for a stop signal (Ctrl-C,
+        SIGTERM) and 'error: <type>' for an error (``RunBase.fail``). A signal that arrives meanwhile takes effect
+        afterwards. Returns the exception to raise."""
+        if self.result is not None:
+            return err
+        with deferred_interrupts():
+            if isinstance(err, KeyboardInterrupt):
+                self.finish("interrupted")
+                return err
+            self.transport.stop()
+            return self.fail(err, **self.summary())
+
     def close(self) -> None:
         self.transport.close()
         if self.logger is not None:
@@ -247,8 +261,9 @@ def run_training(run_dir: str, resume: bool, quiet: bool, make_run: Callable[[],
     """Train the run ``make_run()`` builds in ``run_dir``, holding the directory's lock throughout; returns the run
     and result.json's content.
 
-    Ctrl-C and SIGTERM stop it cleanly: the actors stop, ckpt_last and result.json are written, then
-    KeyboardInterrupt propagates. Any other error first keeps what was learnt (see ``RunBase.fail``)."""
+    Ctrl-C and SIGTERM stop it cleanly, also during the final evaluation: the actors stop, ckpt_last and result.json
+    are written, then KeyboardInterrupt propagates. Any other error first keeps what was learnt (see ``RunBase.fail``).
+    """
     lock = acquire_run_dir(run_dir, resume)
     run = None
     try:
@@ -258,16 +273,21 @@ def run_training(run_dir: str, resume: bool, quiet: bool, make_run: Callable[[],
             try:
                 run.start(resume_from, quiet)
                 stop_reason = run.train(max_env_step, max_train_iter)
-            except KeyboardInterrupt:
-                if run.logger is not None:
-                    run.finish("interrupted")
-                raise
-            except Exception as err:
+                return run, run.finish(stop_reason)
+            except (KeyboardInterrupt, Exception) as err:
                 if run.logger is None:  # nothing written yet
                     raise
-                run.transport.stop()
-                raise run.fail(err, **run.summary()) from None
-            return run, run.finish(stop_reason)
+                while True:  # a signal that cuts in before the closing writes is the reason to close with
+                    try:
+                        to_raise = run.end_after(err)
+                        break
+                    except KeyboardInterrupt as signal_err:
+                        if run.result is not None:
+                            raise
+                        err = signal_err
+                if isinstance(to_raise, KeyboardInterrupt):
+                    raise to_raise
+                raise to_raise from None
     finally:
         if run is not None:
             run.close()

@@ -1,8 +1,10 @@
 """From a policy's action tensor(s) to what a gymnasium vector env's ``step`` takes."""
-from typing import Any, Dict, Union
+from typing import Any, Dict, Optional, Union
 
 import numpy as np
 import torch
+
+from ding_lite.utils.errors import ConfigError
 
 from .env_spec import EnvSpec
 
@@ -10,18 +12,41 @@ from .env_spec import EnvSpec
 #   'clip':    the action is in env units (e.g. an unbounded Gaussian sample) and is clipped to [low, high];
 #   'rescale': the action is in [-1, 1] (e.g. a tanh-squashed Gaussian) and is mapped linearly onto [low, high].
 ACTION_BOUNDS = ("clip", "rescale")
+BOUNDS_FIX = ("declare the bounds the env takes with a wrapper last in env.wrappers, e.g. dict(type="
+              "'ding_lite.envs.bound_actions:BoundActions', kwargs=dict(low=-2.0, high=2.0)) (it clips to them); "
+              "gymnasium's ClipAction declares Box(-inf, inf) and RescaleAction cannot bound an infinite bound, so "
+              "neither helps here")
+
+
+def check_action_bounds(spec: EnvSpec, bound: str, env_name: Optional[str] = None) -> None:
+    """Refuse a Box action space the policy cannot act in: a NaN bound (any policy), an infinite one for a policy
+    that maps [-1, 1] onto the bounds (``bound='rescale'``: SAC; that map of an infinite bound is NaN). A policy that
+    clips its actions (``'clip'``: IMPALA, ACER) takes infinite bounds: its Gaussian samples reach the env unclipped."""
+    if spec.action_low is None:
+        return
+    low, high = np.asarray(spec.action_low), np.asarray(spec.action_high)
+    nan = bool(np.isnan(low).any() or np.isnan(high).any())
+    if not nan and (bound != "rescale" or (np.isfinite(low).all() and np.isfinite(high).all())):
+        return
+    where = f"env '{env_name}'" if env_name else "the env"
+    why = ("has a NaN bound" if nan else "is unbounded (an infinite bound), and this policy maps its tanh-squashed "
+           "actions in [-1, 1] onto the bounds (infinite bounds give NaN actions)")
+    raise ConfigError(f"{where} has the action space Box(low={low.tolist()}, high={high.tolist()}), which {why}; "
+                      f"{BOUNDS_FIX}")
 
 
 class ActionAdapter:
     """Converts batched policy actions (tensor, or ``{'discrete', 'continuous'}`` for a mixed space) to numpy for
-    ``env.step``. Only the env's copy is clipped or rescaled; the stored action is the policy's own."""
+    ``env.step``. Only the env's copy is clipped or rescaled; the stored action is the policy's own. Bounds the
+    policy cannot act in are refused (``check_action_bounds``)."""
 
-    def __init__(self, spec: EnvSpec, bound: str = "clip") -> None:
+    def __init__(self, spec: EnvSpec, bound: str = "clip", env_name: Optional[str] = None) -> None:
         if bound not in ACTION_BOUNDS:
             raise ValueError(f"action bound mode must be one of {ACTION_BOUNDS}, got '{bound}'")
+        check_action_bounds(spec, bound, env_name)
         self.low, self.high = spec.action_low, spec.action_high
         self.bound = bound
-        if self.low is not None:
+        if self.low is not None and bound == "rescale":
             self.center, self.half = (self.high + self.low) / 2, (self.high - self.low) / 2
 
     def _box(self, action: torch.Tensor) -> np.ndarray:

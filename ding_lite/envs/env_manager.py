@@ -15,12 +15,13 @@ from typing import Sequence, Union
 
 import gymnasium as gym
 from easydict import EasyDict
-from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from ding_lite.utils import ENV_MANAGER_REGISTRY, Configurable
 from ding_lite.utils.env_worker import env_worker
 
 from .gym_env import ROLES, env_factory
+from .subprocess_vector_env import SubprocessVectorEnv
 from .watchdog import watch
 
 
@@ -40,7 +41,8 @@ class SubprocessEnvManager(Configurable):
     """Each env in its own process (spawned), for envs whose step costs more than the inter-process round trip.
 
     An env that cannot be built in its process raises ``EnvBuildError`` here with its own exception (type, message,
-    where it was raised), not a broken pipe (``ding_lite/utils/env_worker.py``)."""
+    where it was raised), not a broken pipe (``ding_lite/utils/env_worker.py``). Env processes ignore Ctrl-C and
+    a stop signal that kills them is the run's interrupt, not an error (``subprocess_vector_env.py``)."""
 
     config = dict(
         # (str) multiprocessing start method for the env processes; 'spawn' is safe with torch threads.
@@ -53,7 +55,7 @@ class SubprocessEnvManager(Configurable):
         with warnings.catch_warnings():  # gymnasium's report of a worker's error (as warnings) would repeat the
             # EnvBuildError's message with the whole traceback, on many lines, before it
             warnings.filterwarnings("ignore", message=r".*ERROR: ", module=r"gymnasium\.vector\.async_vector_env")
-            return AsyncVectorEnv([env_factory(env_cfg, role)] * num_envs, autoreset_mode=AutoresetMode.SAME_STEP,
+            return SubprocessVectorEnv([env_factory(env_cfg, role)] * num_envs, autoreset_mode=AutoresetMode.SAME_STEP,
                                   context=env_cfg.manager.context, worker=worker)
 
 

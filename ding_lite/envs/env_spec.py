@@ -1,9 +1,11 @@
 """What the rest of the library needs to know about an env: its spaces, reduced to shapes and an action-space type."""
 from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import gymnasium as gym
 import numpy as np
+
+from ding_lite.utils.errors import UserError
 
 from .obs_space import describe_obs_space, obs_shape_of
 
@@ -70,8 +72,42 @@ def action_space_record(spec: EnvSpec) -> dict:
                 action_low=plain(spec.action_low), action_high=plain(spec.action_high))
 
 
-def spec_from_record(record: dict, obs_space: Optional[dict] = None, obs_shape: Any = None) -> EnvSpec:
-    """The EnvSpec of an ``action_space_record`` (and the observation description of the run's config)."""
+ACTION_SPACE_TYPES = ("discrete", "continuous", "multi_discrete", "mixed")
+
+
+def _record_problem(record: Any) -> Optional[str]:
+    """What is wrong with an ``action_space_record`` (None when it is well formed)."""
+    if not isinstance(record, dict):
+        return f"it is a {type(record).__name__}, not a dict"
+    kind, shape = record.get("action_space_type"), record.get("action_shape")
+    if kind not in ACTION_SPACE_TYPES:
+        return f"action_space_type={kind!r} is none of {list(ACTION_SPACE_TYPES)}"
+    if isinstance(shape, bool) or not isinstance(shape, (int, np.integer)) or shape < 1:
+        return f"action_shape={shape!r} is not a whole number >= 1"
+    if kind == "multi_discrete" and not (isinstance(record.get("nvec"), (list, tuple)) and len(record["nvec"]) == shape
+                                         and all(isinstance(n, (int, np.integer)) for n in record["nvec"])):
+        return f"nvec={record.get('nvec')!r} is not {shape} whole numbers"
+    if kind == "mixed" and (isinstance(record.get("n_discrete"), bool)
+                            or not isinstance(record.get("n_discrete"), (int, np.integer))):
+        return f"n_discrete={record.get('n_discrete')!r} is not a whole number"
+    if kind in ("continuous", "mixed"):
+        for key in ("action_low", "action_high"):
+            value = record.get(key)
+            if not (isinstance(value, (list, tuple)) and len(value) == shape
+                    and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+                return f"{key}={value!r} is not a list of {shape} numbers"
+    return None
+
+
+def spec_from_record(record: dict, obs_space: Optional[dict] = None, obs_shape: Any = None,
+                     where: str = "the checkpoint") -> EnvSpec:
+    """The EnvSpec of an ``action_space_record`` (and the observation description of the run's config); a
+    malformed record is a UserError naming ``where`` it came from."""
+    problem = _record_problem(record)
+    if problem:
+        raise UserError(f"{where} has a malformed meta['env'] (the env's action space it was trained on): {problem}; "
+                        f"the file is damaged or was not written by ding_lite: use another checkpoint of the run")
+
     def array(x):
         return None if x is None else np.asarray(x, dtype=np.float32)
     return EnvSpec(obs_shape=obs_shape, action_space_type=record["action_space_type"],
@@ -79,3 +115,22 @@ def spec_from_record(record: dict, obs_space: Optional[dict] = None, obs_shape: 
                    nvec=None if record.get("nvec") is None else tuple(int(n) for n in record["nvec"]),
                    action_low=array(record.get("action_low")), action_high=array(record.get("action_high")),
                    n_discrete=record.get("n_discrete"), obs_space=obs_space)
+
+
+def action_space_differences(saved: EnvSpec, current: EnvSpec) -> List[str]:
+    """How the action space of ``current`` differs from ``saved`` (type, sizes, Box bounds), one item per key."""
+    out = []
+    for key in ("action_space_type", "action_shape", "nvec", "n_discrete"):
+        a, b = getattr(saved, key), getattr(current, key)
+        if a != b:
+            out.append(f"{key}: checkpoint {a!r}, env {b!r}")
+    if out:
+        return out
+    for key in ("action_low", "action_high"):
+        a, b = getattr(saved, key), getattr(current, key)
+        if (a is None) != (b is None) or (a is not None and not np.array_equal(np.asarray(a, np.float32),
+                                                                                np.asarray(b, np.float32),
+                                                                                equal_nan=True)):
+            plain = (lambda x: None if x is None else np.asarray(x).tolist())
+            out.append(f"{key}: checkpoint {plain(a)}, env {plain(b)}")
+    return out

@@ -11,13 +11,14 @@ An actor that dies (its process killed, its node lost) fails its calls; ``failed
 restarts it, and Ray places the new actor wherever a CPU is free. A worker still unplaced after
 ``PLACEMENT_REPORT_S`` is reported once, naming the resource it waits for (``placement_news``).
 """
+import contextlib
 import logging
 import os
 import pickle
 import signal
 import sys
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -380,6 +381,8 @@ class RayBackend:
 
 
 _TOKEN_LOGGER = "ray._private.authentication.authentication_token_setup"
+# Ray's switch for clusters of several machines on macOS and Windows; "0" makes a node take the loopback address
+SINGLE_MACHINE_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
 class _QuietTokenNotice(logging.Filter):
@@ -390,29 +393,51 @@ class _QuietTokenNotice(logging.Filter):
         return not record.getMessage().startswith("Token authentication is enabled")
 
 
+@contextlib.contextmanager
+def _loopback_node(ray) -> Iterator[None]:
+    """Within the block, a Ray instance started here takes the loopback address as its node IP, so its GCS, raylet,
+    agents and workers listen on 127.0.0.1 only. Ray does so for its single-machine clusters (``ENABLE_RAY_CLUSTER``
+    off, as on macOS and Windows); on Linux it would use the address of the network interface, and its servers then
+    listen on every interface (``::``). ``ray.init(_node_ip_address='127.0.0.1')`` does not help: Ray replaces a
+    loopback address with that of the interface. The flag is read once, when ray is imported: it is set for the
+    block, in the environment (for the processes the instance starts) and in the imported module."""
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    before = getattr(constants, "ENABLE_RAY_CLUSTER", None)
+    if constants is not None:
+        constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        if constants is not None:
+            constants.ENABLE_RAY_CLUSTER = before
+
+
 def _init_ray(ray, pcfg) -> None:
     """Connect to ``parallel.ray_address``, or start a private local instance (``address='local'``: never another
-    cluster running on this machine). Ray's ``init`` installs its own SIGTERM handler (exit 15 without a word);
-    the handlers in place before it are put back, so SIGTERM and Ctrl-C stop the run as under the local backend."""
+    cluster running on this machine), bound to the loopback address (``_loopback_node``) and, with Ray >= 2.59,
+    with token authentication on. Ray's ``init`` installs its own SIGTERM handler (exit 15 without a word); the
+    handlers in place before it are put back, so SIGTERM and Ctrl-C stop the run as under the local backend."""
     kwargs: Dict[str, Any] = dict(include_dashboard=False, logging_level=logging.WARNING)
     environ = {}
-    if pcfg.ray_address is None:  # a CPU for every collector, whatever this machine has
+    private = pcfg.ray_address is None
+    if private:  # a CPU for every collector, whatever this machine has
         kwargs.update(address="local", num_cpus=max(os.cpu_count() or 1, pcfg.collector_num + 1))
         # The learner's import paths reach the workers through the environment their raylet inherits, not a
         # runtime_env: a worker with a runtime_env cannot be one of the Python processes Ray starts ahead, so
         # every actor would wait for a fresh one (about 0.6 s more per actor on 2 cores).
         paths = _user_paths() + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        environ = {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
+        environ = {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), SINGLE_MACHINE_ENV: "0"}
     else:
         kwargs.update(address=pcfg.ray_address)
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     before = {key: os.environ.get(key) for key in environ}
     os.environ.update(environ)
-    quiet = _QuietTokenNotice() if pcfg.ray_address is None else None
+    quiet = _QuietTokenNotice() if private else None
     if quiet is not None:
         logging.getLogger(_TOKEN_LOGGER).addFilter(quiet)
     try:
-        ray.init(**kwargs)
+        with _loopback_node(ray) if private else contextlib.nullcontext():
+            ray.init(**kwargs)
     except ConnectionError as err:
         raise UserError(f"parallel.ray_address={pcfg.ray_address!r}: cannot connect to a Ray cluster there ({err}); "
                         f"start one with `ray start --head`, or leave ray_address=None for a private local Ray "

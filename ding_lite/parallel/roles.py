@@ -81,9 +81,9 @@ def prepare_worker(spec: WorkerSpec) -> None:
     """Make a fresh process ready: the learner's import paths, registries, torch threads and seeds."""
     from ding_lite.utils import import_modules, set_seed
 
-    for entry in reversed(spec.sys_path):
+    for entry in spec.sys_path:  # at the end, as the learner has them: they never shadow an installed package
         if entry not in sys.path:
-            sys.path.insert(0, entry)
+            sys.path.append(entry)
     for names, where in spec.imports:
         import_modules(names, where)
     torch.set_num_threads(worker_threads(spec.cfg.torch_threads))

@@ -10,6 +10,7 @@ goes, as any error of a step or reset does, through the vector env's error queue
 The module lives in ``ding_lite.utils`` because an env process imports it: neither torch nor the ``ding_lite.envs``
 package loads with it, so an env made by ``gymnasium.make`` alone costs its process no more than before.
 """
+import signal
 import traceback
 from typing import Any, Callable
 
@@ -45,8 +46,10 @@ def env_worker(index: int, env_fn: Callable[[], Any], pipe: Any, parent_pipe: An
     """A ``worker`` for ``gymnasium.vector.AsyncVectorEnv`` (its 8 arguments; ``env_name`` and ``role`` bound with
     ``functools.partial`` for the message). The env is made here: on success gymnasium's ``_async_worker`` runs with
     it; on failure the error goes to ``error_queue`` and every command is answered as failed until the main process
-    closes the pipe. The process dies with the one that started it, even while stuck in a step
-    (``die_with_parent``)."""
+    closes the pipe. The process ignores SIGINT: Ctrl-C in a terminal reaches every process of the group, and the
+    main process, which stops the run cleanly, closes its env processes. It dies with the one that started it, even
+    while stuck in a step (``die_with_parent``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from gymnasium.vector.async_vector_env import _async_worker
 
     from .parent_death import die_with_parent

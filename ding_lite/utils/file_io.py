@@ -37,7 +37,24 @@ def io_error(err: OSError, action: str, path: str) -> RunIOError:
                       f"writable and has free space")
 
 
-def _atomic_write(path: str, write: Callable[[IO[bytes]], None], what: str = "write") -> None:
+def fsync_directory(directory: str) -> None:
+    """Make a rename in ``directory`` durable (its entry reaches the disk); a no-op where directories cannot be
+    opened (Windows) or fsynced."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str, write: Callable[[IO[bytes]], None], what: str = "write") -> None:
+    """Call ``write(f)`` on a temporary file beside ``path``, fsync it, rename it over ``path`` and fsync the
+    directory: a crash leaves the old file or the new one, never half of one. ``what`` names the action in errors."""
     directory = os.path.dirname(os.path.abspath(path))
     tmp = None
     try:
@@ -50,6 +67,7 @@ def _atomic_write(path: str, write: Callable[[IO[bytes]], None], what: str = "wr
             os.fsync(f.fileno())
         os.replace(tmp, path)
         tmp = None
+        fsync_directory(directory)
     except OSError as err:
         raise io_error(err, what, path) from None
     except RuntimeError as err:  # torch.save reports a failed write of its zip stream as a RuntimeError
@@ -62,12 +80,12 @@ def _atomic_write(path: str, write: Callable[[IO[bytes]], None], what: str = "wr
 
 def atomic_torch_save(obj: Any, path: str) -> None:
     """``torch.save`` to a temporary file in the same directory, then rename over ``path``."""
-    _atomic_write(path, lambda f: torch.save(obj, f), "write checkpoint")
+    atomic_write(path, lambda f: torch.save(obj, f), "write checkpoint")
 
 
 def atomic_write_text(text: str, path: str) -> None:
     """Write ``text`` (utf-8) to ``path`` atomically."""
-    _atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def atomic_write_json(obj: Any, path: str) -> None:

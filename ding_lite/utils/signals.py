@@ -22,9 +22,14 @@ class _State:
     depth = 0  # open deferred_interrupts blocks
     pending: Optional[int] = None  # a signal that arrived inside one
     last: Optional[int] = None  # the last stop signal received
+    active = False  # inside stop_signals_as_interrupts
 
 
-def _interrupt(signum: int) -> KeyboardInterrupt:
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def interrupt_for(signum: int) -> KeyboardInterrupt:
+    """The exception a stop signal raises: ``Terminated`` for SIGTERM, else a plain KeyboardInterrupt."""
     if signum == signal.SIGTERM:
         return Terminated(f"signal {signal.Signals(signum).name}")
     return KeyboardInterrupt()
@@ -35,7 +40,7 @@ def _handler(signum, frame) -> None:
     if _State.depth:
         _State.pending = signum
         return
-    raise _interrupt(signum)
+    raise interrupt_for(signum)
 
 
 @contextlib.contextmanager
@@ -45,10 +50,13 @@ def stop_signals_as_interrupts() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {sig: signal.signal(sig, _handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    _State.last = None
+    previous = {sig: signal.signal(sig, _handler) for sig in STOP_SIGNALS}
+    _State.active = True
     try:
         yield
     finally:
+        _State.active = False
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         _State.pending = None
@@ -64,7 +72,13 @@ def deferred_interrupts() -> Iterator[None]:
         _State.depth -= 1
         if not _State.depth and _State.pending is not None:
             signum, _State.pending = _State.pending, None
-            raise _interrupt(signum)
+            raise interrupt_for(signum)
+
+
+def stop_signal_received() -> Optional[int]:
+    """The stop signal this process has received inside the ``stop_signals_as_interrupts`` block it is in; None if
+    none came, or outside such a block."""
+    return _State.last if _State.active else None
 
 
 def stop_signal(err: KeyboardInterrupt) -> int:

@@ -5,10 +5,11 @@ config that builds another model is refused with the differing keys named, inste
 (or an actor that silently gets the critic's encoder).
 """
 import os
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import torch
 
+from ding_lite.envs.env_spec import EnvSpec, action_space_differences, spec_from_record
 from ding_lite.utils import UserError
 from ding_lite.utils.dict_tools import to_plain
 from ding_lite.utils.file_io import atomic_torch_save
@@ -87,6 +88,10 @@ def check_checkpoint_fits(state: Mapping[str, Any], policy_type: str, model_cfg:
     meta: Optional[Mapping[str, Any]] = state.get("meta")
     if not meta:
         return
+    if not isinstance(meta, Mapping) or not isinstance(meta.get("model", {}), Mapping):
+        raise UserError(f"checkpoint '{path}' has a malformed meta record (meta={type(meta).__name__}, "
+                        f"meta['model']={type(meta.get('model')).__name__ if isinstance(meta, Mapping) else '-'}; "
+                        f"dicts expected): the file is damaged or was not written by ding_lite; {CKPT_HELP}")
     current = checkpoint_meta(policy_type, model_cfg)
     problems = []
     if meta.get("policy_type") != policy_type:
@@ -99,6 +104,39 @@ def check_checkpoint_fits(state: Mapping[str, Any], policy_type: str, model_cfg:
         raise UserError(f"cannot {action} checkpoint '{path}': it was saved with another model than this config "
                         f"builds ({'; '.join(problems)}). Use the config the checkpoint was trained with (its run's "
                         f"total_config.py), or set those keys to the checkpoint's values")
+
+
+def recorded_env(state: Mapping[str, Any], path: str) -> Optional[EnvSpec]:
+    """The action space a checkpoint's ``meta['env']`` records (None for checkpoints written before it); a
+    malformed record is a UserError naming ``path``."""
+    meta = state.get("meta")
+    record = meta.get("env") if isinstance(meta, Mapping) else None
+    return None if not record else spec_from_record(record, where=f"checkpoint '{path}'")
+
+
+def check_env_fits(state: Mapping[str, Any], spec: EnvSpec, path: str, env_name: str, action: str = "load") -> None:
+    """Refuse a checkpoint whose recorded action space (``meta['env']``: type, sizes, Box bounds) differs from the
+    config's env ``spec``: its actions would be mapped onto the wrong bounds without a word."""
+    saved = recorded_env(state, path)
+    problems = action_space_differences(saved, spec) if saved is not None else []
+    if problems:
+        raise UserError(f"cannot {action} checkpoint '{path}': it was trained on an env with another action space "
+                        f"than this config's env '{env_name}' ({'; '.join(problems)}). Use the config the checkpoint "
+                        f"was trained with (its run's total_config.py: env_id and env.wrappers)")
+
+
+def checkpoint_counters(state: Mapping[str, Any], path: str, keys: Sequence[str] = ("train_iter", "env_step")
+                        ) -> Dict[str, Any]:
+    """The checkpoint's ``counters``, checked to hold numbers under ``keys``; a UserError naming ``path``
+    otherwise (a checkpoint ding_lite did not write, or a damaged one)."""
+    counters = state.get("counters")
+    missing = [k for k in keys if not isinstance(counters, Mapping) or isinstance(counters.get(k), bool)
+               or not isinstance(counters.get(k), (int, float))]
+    if missing:
+        raise UserError(f"checkpoint '{path}' has no usable counters ({', '.join(missing)} missing or not numbers): "
+                        f"it was not written by a ding_lite run, or it is damaged; use another checkpoint; "
+                        f"{CKPT_HELP}")
+    return dict(counters)
 
 
 def load_model_weights(model: torch.nn.Module, weights: Mapping[str, Any], path: str) -> None:

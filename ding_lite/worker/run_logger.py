@@ -26,7 +26,8 @@ class RunLogger:
     both axes from there and marks the restart in each (tensorboardX's ``purge_step``), so TensorBoard hides the
     events a crashed run wrote past its checkpoint instead of drawing them twice. Likewise eval.csv keeps only the
     rows of evaluations the checkpoint had counted (train_iter <= last_eval_iter, env_step <= env_step): the resumed
-    run repeats the others, so they move to ``eval_discarded.csv``. eval.csv is rewritten atomically on every row.
+    run repeats the others, so they move to ``eval_discarded.csv``. Each evaluation appends one row to eval.csv and
+    fsyncs it; a last line a crash cut short (no newline) is dropped when the run is opened again.
 
     With ``cfg`` (the compiled config), the trackers its ``tracker`` section enables (W&B, MLflow: see
     ``trackers.py``) get every scalar TensorBoard gets, at the same step; a resumed run continues their runs.
@@ -58,7 +59,10 @@ class RunLogger:
         self.bar = None  # the live progress bar, on a terminal (start_progress)
         self.start = time.time() - wall_time_offset
         self.eval_csv = os.path.join(run_dir, "eval.csv")
-        self.eval_rows = self._read_eval_rows()
+        self.eval_rows, torn = self._read_eval_rows()
+        if torn:  # a crash mid-append: the rows before it are whole; write them back without the cut line
+            self._write_eval_csv()
+            self.info(f"eval.csv: dropped its last line, cut short by a crash ({torn!r})", echo=False)
         if resume_at is not None:
             self._drop_rows_past(resume_at[2], resume_at[1])
         if not os.path.exists(self.eval_csv):
@@ -126,16 +130,32 @@ class RunLogger:
     def eval_row(self, train_iter: int, env_step: int, result: Dict[str, float]) -> None:
         row = {"train_iter": train_iter, "env_step": env_step, "wall_time": round(self.wall_time, 3), **result}
         self.eval_rows.append({k: str(row[k]) for k in EVAL_FIELDS})
-        self._write_eval_csv()
+        self._append_eval_row(self.eval_rows[-1])
         self.scalars("evaluator_step", {k: result[k] for k in ("return_mean", "return_std")}, env_step)
         self.scalars("evaluator_iter", {k: result[k] for k in ("return_mean", "return_std")}, train_iter,
                      axis="train_iter")
 
-    def _read_eval_rows(self) -> List[Dict[str, str]]:
+    def _read_eval_rows(self) -> Tuple[List[Dict[str, str]], Optional[str]]:
+        """The rows of eval.csv, and the last line when a crash cut it short (no newline; then it is not a row)."""
         if not os.path.exists(self.eval_csv):
-            return []
+            return [], None
         with open(self.eval_csv, newline="") as f:
-            return [{k: row.get(k, "") for k in EVAL_FIELDS} for row in csv.DictReader(f)]
+            text = f.read()
+        whole, _, torn = text.rpartition("\n") if not text.endswith("\n") else (text, "", "")
+        rows = [{k: row.get(k, "") for k in EVAL_FIELDS} for row in csv.DictReader(io.StringIO(whole + "\n"))]
+        return rows, (torn or None)
+
+    def _append_eval_row(self, row: Dict[str, str]) -> None:
+        """One row at the end of eval.csv, flushed and fsynced (a crash can cut only this line short)."""
+        out = io.StringIO()
+        csv.DictWriter(out, EVAL_FIELDS, lineterminator="\n").writerow(row)
+        try:
+            with open(self.eval_csv, "a", newline="") as f:
+                f.write(out.getvalue())
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as err:
+            raise io_error(err, "append to", self.eval_csv) from None
 
     def _write_eval_csv(self) -> None:
         atomic_write_text(_csv_text(self.eval_rows), self.eval_csv)

@@ -145,14 +145,17 @@ def test_eval_refuses_a_checkpoint_of_another_model_config(cli, in_tmp):
 
 @pytest.mark.parametrize("config, args, fragments", [
     (CARTPOLE, ["--set", "policy.model.encoder_hidden_size_list=[32]"],
-     ["policy.model.encoder_hidden_size_list: checkpoint [64, 64], config [32]"]),
-    (ACER, [], ["policy.type: checkpoint 'impala', config 'acer'"]),
+     ["cannot resume from checkpoint", "ckpt_last.pth.tar",
+      "policy.model.encoder_hidden_size_list: checkpoint [64, 64], config [32]"]),
+    (ACER, [], ["--resume: run 'cartpole_impala_seed0' trains policy 'impala'", "the -c file configures 'acer'"]),
 ], ids=["other hidden sizes", "another policy"])
 def test_resume_refuses_a_checkpoint_that_does_not_fit(cli, in_tmp, config, args, fragments):
+    """A resume runs the run's own config (total_config.py): an override that changes the model is refused by the
+    checkpoint's fit check, and a -c file of another algorithm names some other run."""
     assert cli.train().exit_code == 0
     before = outputs(in_tmp / RUN)
     res = cli.train("--resume", "--exp-name", "cartpole_impala", *args, config=config, env_step=3000)
-    assert_user_error(res, "cannot resume from checkpoint", "ckpt_last.pth.tar", *fragments)
+    assert_user_error(res, *fragments)
     assert outputs(in_tmp / RUN) == before
 
 

@@ -116,15 +116,15 @@ def test_max_episode_steps_truncates_registered_and_gym_envs():
 
 
 def test_subprocess_manager_asks_for_same_step(monkeypatch):
-    """The subprocess manager builds an AsyncVectorEnv in SAME_STEP mode with the configured start method (checked
-    without spawning processes)."""
+    """The subprocess manager builds an AsyncVectorEnv (``SubprocessVectorEnv``) in SAME_STEP mode with the
+    configured start method (checked without spawning processes)."""
     made = {}
 
     class FakeAsync:
         def __init__(self, fns, **kwargs):
             made.update(kwargs, n=len(fns))
 
-    monkeypatch.setattr(env_manager_module, "AsyncVectorEnv", FakeAsync)
+    monkeypatch.setattr(env_manager_module, "SubprocessVectorEnv", FakeAsync)
     env_manager_module.SubprocessEnvManager.make(gym_cfg(manager="subprocess"), 4)
     worker = made.pop("worker")  # gymnasium's worker, except that an env failing to build reports its error (issue 27)
     assert worker.func is env_manager_module.env_worker and worker.keywords["role"] == "collector"

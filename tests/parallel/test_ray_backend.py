@@ -1,10 +1,16 @@
-"""``--backend ray`` on a local Ray instance: the same roles as Ray actors learn CartPole and shut down cleanly."""
+"""``--backend ray`` on a local Ray instance: the same roles as Ray actors learn CartPole and shut down cleanly; the
+run's private instance listens on the loopback address only."""
+import ipaddress
 import os
+import socket
 import subprocess
 
 import pytest
 
+from easydict import EasyDict
+
 from entry_helpers import CARTPOLE, read_eval_csv, read_result
+from test_parallel_signals import _descendants
 
 ray = pytest.importorskip("ray", reason="the Ray backend needs the extra: pip install 'ding_lite[ray]'")
 
@@ -52,3 +58,70 @@ def test_a_model_class_only_the_learner_can_import_reaches_the_actors(in_tmp, mo
     assert result["train_iter"] >= 8 and result["parallel"]["restarts"] == {}, result
     assert not ray.is_initialized()
     assert os.environ["PYTHONPATH"] == "/nonexistent-before"
+
+
+def _listening_sockets(pids):
+    """(address, port, pid) of every TCP socket listening, and every UDP socket bound, in the processes ``pids``
+    (their socket inodes from /proc/<pid>/fd, matched in /proc/net/{tcp,tcp6,udp,udp6})."""
+    owner = {}
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                owner[int(target[8:-1])] = pid
+    found = []
+    for table, family, state in (("tcp", socket.AF_INET, "0A"), ("tcp6", socket.AF_INET6, "0A"),
+                                 ("udp", socket.AF_INET, "07"), ("udp6", socket.AF_INET6, "07")):
+        with open(f"/proc/net/{table}") as f:
+            for line in f.read().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] != state or int(fields[9]) not in owner:
+                    continue
+                hex_ip, hex_port = fields[1].split(":")
+                raw = bytes.fromhex(hex_ip)  # 32-bit words in host (little-endian) order
+                raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+                found.append((socket.inet_ntop(family, raw), int(hex_port, 16), owner[int(fields[9])]))
+    return found
+
+
+def _is_loopback(address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    return ip.is_loopback or (ip.version == 6 and ip.ipv4_mapped is not None and ip.ipv4_mapped.is_loopback)
+
+
+def test_the_private_ray_instance_listens_on_the_loopback_address_only():
+    """Started as a run starts it (no parallel.ray_address), with an actor running: the GCS, the raylet, the agents,
+    the workers and the driver listen on 127.0.0.1 only, so no other machine can reach (and run code on) it."""
+    from ding_lite.parallel.ray_backend import _init_ray
+
+    assert not ray.is_initialized()
+    _init_ray(ray, EasyDict(ray_address=None, collector_num=1))
+    try:
+        @ray.remote(num_cpus=0)
+        class Probe:
+            def pid(self):
+                return os.getpid()
+
+        probe = Probe.remote()
+        pids = [os.getpid()] + _descendants(os.getpid())
+        assert ray.get(probe.pid.remote()) in pids
+        names = {}
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    names[pid] = os.path.basename(f.read().split(b"\0")[0].decode())
+            except OSError:
+                pass
+        sockets = _listening_sockets(pids)
+        assert {"gcs_server", "raylet"} <= {names.get(pid) for _, _, pid in sockets}, sockets  # not vacuous
+        exposed = [(address, port, names.get(pid)) for address, port, pid in sockets if not _is_loopback(address)]
+        assert not exposed, f"listening beyond the loopback address: {exposed}"
+    finally:
+        ray.shutdown()

@@ -1,0 +1,25 @@
+"""IMPALA on Atari at the budgets of the published bars (issue 45 item 3). Env steps are agent steps: 4 frames each
+(frame skip 4), so 2.5M env steps are 10M frames.
+
+- Pong, 3 seeds, 2.5M env steps (10M frames): the bar is a median of at most 8M frames (2M env steps) to an
+  evaluation of 20; the shipped config stops a run at 20 (its stop_value), so the later checkpoints keep the
+  evaluation that stopped it. DI-engine's docs give IMPALA 20 within 10M env steps; RLlib's APPO release test passes
+  at 18 with 5M env steps. Both are drawn beyond this budget's end.
+- Breakout, 1 seed, 6M env steps (24M frames): RLlib's IMPALA release test passes at 200 within 6M env steps.
+
+The shipped Atari configs evaluate 2 episodes (env.n_evaluator_episode); issue 45's honesty rule asks for 10 or
+more, which the table's ``min_evaluation_episodes`` shows per checkpoint.
+"""
+TASKS = [
+    dict(name="pong", config="dizoo_configs/pong_impala.py", seeds=[0, 1, 2], env_step=2_500_000,
+         checkpoints=[dict(env_step=1_000_000),
+                      dict(env_step=2_000_000, target=20, source="issue 45's bar at 8M frames"),
+                      dict(env_step=2_500_000)],
+         anchors=[("DI-engine docs IMPALA", 10_000_000, 20), ("RLlib APPO release test", 5_000_000, 18)],
+         reach=20, reach_within=2_000_000),
+    dict(name="breakout", config="dizoo_configs/breakout_impala.py", seeds=[0], env_step=6_000_000,
+         checkpoints=[dict(env_step=2_000_000), dict(env_step=4_000_000),
+                      dict(env_step=6_000_000, target=200, source="RLlib IMPALA release test")],
+         anchors=[("RLlib IMPALA release test", 6_000_000, 200)],
+         reach=200, reach_within=6_000_000),
+]

@@ -1,0 +1,124 @@
+"""benchmarks/learning_suite.py on its smoke suite (CartPole IMPALA, 2 seeds x 6,000 env steps, --jobs 2), real runs:
+a Ctrl-C of the runner stops its runs cleanly and the next invocation resumes them to their budget, a third one
+starts nothing, and the table holds the eval.csv rows at the checkpoints."""
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+RUNNER = os.path.join(REPO, "benchmarks", "learning_suite.py")
+BUDGET = 6_000
+SEEDS = (0, 1)
+
+
+def runner(tmp_path, *extra: str) -> list:
+    return [sys.executable, RUNNER, "smoke", "--runs-dir", str(tmp_path / "runs"), "--results-dir",
+            str(tmp_path / "results"), "--jobs", "2", *extra]
+
+
+def env() -> dict:
+    return dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def eval_rows(run_dir) -> list:
+    with open(os.path.join(run_dir, "eval.csv"), newline="") as f:
+        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def read(path) -> dict:
+    with open(path) as f:
+        return json.load(f)
+
+
+def wait_for_evaluation_past(run_dir, env_step: int, timeout_s: float = 90) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if any(row["env_step"] >= env_step for row in eval_rows(run_dir)):
+                return
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"{run_dir}: no evaluation past env step {env_step} within {timeout_s} s")
+
+
+@pytest.mark.slow
+def test_interrupted_runs_resume_finished_runs_are_skipped_and_the_table_reads_eval_csv(tmp_path):
+    runs = tmp_path / "runs"
+    seed0 = runs / "cartpole_impala_seed0"
+
+    # 1. Ctrl-C to the runner mid-way: each run gets one SIGINT and writes result.json (interrupted) and ckpt_last.
+    first = subprocess.Popen(runner(tmp_path), env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
+    try:
+        wait_for_evaluation_past(seed0, 1_000)
+        os.kill(first.pid, signal.SIGINT)
+        output, _ = first.communicate(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 130, output
+    stopped = read(seed0 / "result.json")
+    assert stopped["stop_reason"] == "interrupted" and 1_000 <= stopped["env_step"] < BUDGET, (stopped, output)
+    assert (seed0 / "ckpt" / "ckpt_last.pth.tar").is_file()
+    rows_at_stop = eval_rows(seed0)
+
+    # 2. The next invocation resumes the run (same -c and budget, --resume) to its budget, keeping its evaluations.
+    second = subprocess.run(runner(tmp_path), env=env(), capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "resume cartpole_impala seed 0" in second.stdout, second.stdout
+    for seed in SEEDS:
+        result = read(runs / f"cartpole_impala_seed{seed}" / "result.json")
+        assert result["stop_reason"] == "max_env_step" and result["env_step"] >= BUDGET, result
+    rows = eval_rows(seed0)
+    assert rows[:len(rows_at_stop)] == rows_at_stop and len(rows) > len(rows_at_stop)
+    launches = (runs / "launches.jsonl").read_text().splitlines()
+    assert [json.loads(line)["resume"] for line in launches if json.loads(line)["seed"] == 0] == [False, True]
+
+    # 3. Everything finished: a third invocation starts no process and leaves the runs as they are.
+    before = {seed: (runs / f"cartpole_impala_seed{seed}" / "result.json").stat().st_mtime_ns for seed in SEEDS}
+    third = subprocess.run(runner(tmp_path), env=env(), capture_output=True, text=True, timeout=120)
+    assert third.returncode == 0, third.stdout + third.stderr
+    assert third.stdout.count("skip cartpole_impala seed") == 2 and "start " not in third.stdout, third.stdout
+    assert (runs / "launches.jsonl").read_text().splitlines() == launches
+    assert {seed: (runs / f"cartpole_impala_seed{seed}" / "result.json").stat().st_mtime_ns for seed in SEEDS} == before
+
+    # 4. The table: each seed's return at a checkpoint is its eval.csv row with the largest env step at or below it
+    # (at the budget, the final evaluation, which a run takes at the first env step past it); IQM of 2 = their mean.
+    report = read(tmp_path / "results" / "smoke.json")
+    (task,) = report["tasks"]
+    assert [c["env_step"] for c in task["checkpoints"]] == [2_000, BUDGET]
+    for checkpoint in task["checkpoints"]:
+        returns = []
+        for value in checkpoint["per_seed"]:
+            run_dir = runs / f"cartpole_impala_seed{value['seed']}"
+            final = read(run_dir / "result.json")["env_step"]
+            limit = final if checkpoint["env_step"] == BUDGET else checkpoint["env_step"]
+            row = [r for r in eval_rows(run_dir) if r["env_step"] <= limit][-1]
+            assert (value["return"], value["at_env_step"]) == (row["return_mean"], row["env_step"]), value
+            returns.append(row["return_mean"])
+        assert checkpoint["iqm"] == pytest.approx(np.mean(returns), abs=0.051)  # rounded to 0.1
+        assert checkpoint["met"] == (checkpoint["iqm"] >= checkpoint["target"])
+    assert {r["state"] for r in task["runs"]} == {"finished"}
+    for seed in SEEDS:  # the small files of finished runs, copied for committing
+        copied = tmp_path / "results" / "smoke" / "cartpole_impala" / f"seed{seed}"
+        assert sorted(os.listdir(copied)) == ["eval.csv", "result.json", "total_config.py"]
+        assert (copied / "eval.csv").read_text() == (runs / f"cartpole_impala_seed{seed}" / "eval.csv").read_text()
+    assert (tmp_path / "results" / "smoke_cartpole_impala.png").stat().st_size > 0
+
+
+def test_a_runs_dir_inside_the_repository_is_refused(tmp_path):
+    inside = os.path.join(REPO, "benchmarks", "results", "runs_here")
+    done = subprocess.run([sys.executable, RUNNER, "smoke", "--runs-dir", inside, "--results-dir", str(tmp_path)],
+                          env=env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and not os.path.exists(inside)
+    assert done.stderr.strip().splitlines() == [
+        f"learning_suite: error: --runs-dir {inside} is inside the repository {REPO}: run directories hold large "
+        f"checkpoints; give a path outside it (default ~/ding_lite_runs/smoke)"]
