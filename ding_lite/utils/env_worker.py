@@ -72,4 +72,9 @@ def env_worker(index: int, env_fn: Callable[[], Any], pipe: Any, parent_pipe: An
         finally:
             pipe.close()
         return
-    _async_worker(index, lambda: env, pipe, parent_pipe, shared_memory, error_queue, autoreset_mode, semaphore)
+    try:
+        _async_worker(index, lambda: env, pipe, parent_pipe, shared_memory, error_queue, autoreset_mode, semaphore)
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        # The main process closed its end while this process answered (it stopped on a signal, or is gone): there is
+        # nobody to answer, and the traceback gymnasium's worker would print is not an error of the run.
+        pass
