@@ -21,7 +21,7 @@ setup(
         "tqdm",
     ],
     extras_require={
-        "test": ["pytest>=7", "pytest-xdist>=3.5", "minigrid"],  # minigrid: a third-party Dict-observation env for the env tests
+        "test": ["pytest>=7", "minigrid"],  # minigrid: a third-party Dict-observation env for the env tests
         # 2.59: the first Ray whose local instances (ray.init without an address) turn token authentication on by
         # default (2.52-2.58 had it off unless RAY_AUTH_MODE=token), on top of ding_lite's loopback-only binding.
         "ray": ["ray[default]>=2.59"],

@@ -11,20 +11,6 @@ sys.path[:0] = [os.path.join(HERE, "entry"), os.path.join(HERE, "parallel")]
 
 from entry_helpers import Cli  # noqa: E402
 
-# Test files that start Ray instances: under pytest-xdist (``-n 2 --dist loadgroup``, as .ci/run) they run on one
-# worker, one after another, so no two Ray instances compete for the 2 cores or read each other's processes.
-RAY_FILES = ("test_parallel_pipeline.py", "test_ray_failures.py", "test_ray_backend.py", "test_nested_obs_parallel.py",
-             "test_recurrent_parallel.py", "test_ray_cluster.py")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items) -> None:
-    """Under ``--dist loadgroup`` each test file runs on one worker (its module fixtures are built once, and files
-    that share a cache, like the DI-engine download, never race), the Ray files together on one."""
-    for item in items:
-        name = os.path.basename(str(item.fspath))
-        item.add_marker(pytest.mark.xdist_group("ray" if name in RAY_FILES else os.path.relpath(str(item.fspath), HERE)))
-
 
 @pytest.fixture
 def cli() -> Cli:
