@@ -3,8 +3,9 @@
 By default glibc serves each allocation over its mmap threshold (128 kB, raised dynamically up to 32 MB) with fresh
 pages from the kernel, and gives them back when freed. A learner update on pixels allocates and frees activations of
 tens to hundreds of MB (the float copy of 672 uint8 Atari frame stacks alone is 76 MB), so every update asks the
-kernel for new pages, which it zero-fills on first touch: on the 2-core VM that system time was about half of an
-IMPALA ``nature_conv`` update (benchmarks/atari_learner_speed.py: 2.69 -> 4.77 updates/s on 2 threads with it on).
+kernel for new pages, which it zero-fills on first touch: that system time was about half of an IMPALA
+``nature_conv`` update on 2 CPU cores and 2 threads (benchmarks/atari_learner_speed.py: 2.69 -> 4.77 updates/s with it
+on).
 
 On, every allocation comes from the heap (no mmap'd chunks) and the heap is never trimmed, the same as starting the
 process with ``MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=2147483647``. The cost: the process keeps its peak

@@ -4,7 +4,7 @@
 * ``'high'``: torch may use TF32 (10-bit mantissa inputs, float32 accumulation) where the hardware has it (NVIDIA
   Ampere and later); the same as 'highest' on CPUs.
 * ``'medium'``: torch may also use bfloat16 inputs (8-bit mantissa) with float32 accumulation and float32 outputs;
-  on a CPU with AVX512-BF16 (oneDNN) this about doubles the matmul rate (measured on the 2-core AMD EPYC VM: 210 ->
+  on a CPU with AVX512-BF16 (oneDNN) this about doubles the matmul rate (measured on 2 cores of an AMD EPYC: 210 ->
   450 GFLOP/s for SAC's 256-wide layers, benchmarks/sac_update_profile.py). Parameters, gradients, optimiser state
   and everything outside matmuls stay float32.
 
