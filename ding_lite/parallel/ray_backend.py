@@ -263,9 +263,9 @@ class RayBackend:
     def _weights_ref(self) -> Tuple[int, list]:
         """``(version, [weights])`` for a call: the state dict's NumPy arrays pickled into one bytes object when they
         are small (it travels inside the call, as Ray sends any small argument; one bytes object costs a call 0.14
-        ms to send against 0.33 for the dict of arrays, measured on an idle 2-core VM), else one ``ray.put`` of them
-        per version (the reference goes in the list, so Ray does not fetch it for the call; the actor fetches it only
-        when newer)."""
+        ms to send against 0.33 for the dict of arrays, measured on 2 otherwise idle CPU cores), else one ``ray.put``
+        of them per version (the reference goes in the list, so Ray does not fetch it for the call; the actor fetches
+        it only when newer)."""
         version, weights = self._weights
         if not isinstance(weights, list):  # NumPy arrays: Ray reads them without a copy (torch tensors: ~5x slower)
             arrays = to_numpy(weights)
