@@ -65,7 +65,7 @@ def config(name: str):
 
 def check_learn(name: str, device: str, seconds: float, warmup: int = 10) -> Dict[str, Any]:
     """Learner updates/s of one config's policy on ``device``."""
-    from ding_lite.data.prioritized import train_on_sample
+    from ding_lite.worker.train_step import train_on_sample
     from ding_lite.entry.build import build, build_buffer, compile_input
     from ding_lite.worker import Learner, SampleCollector
 

@@ -36,7 +36,7 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from ding_lite.data.prioritized import train_on_sample  # noqa: E402
+from ding_lite.worker.train_step import train_on_sample  # noqa: E402
 from ding_lite.entry.build import build, build_buffer, compile_input  # noqa: E402
 from ding_lite.envs import BlindCliffwalkEnv  # noqa: E402
 from ding_lite.utils import set_seed  # noqa: E402

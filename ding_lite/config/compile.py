@@ -101,7 +101,7 @@ def compile_config(cfg: ConfigInput, create_cfg: Optional[Mapping] = None,
     if merged["keep_freed_memory"] is not None and not isinstance(merged["keep_freed_memory"], bool):
         problems.append(f"keep_freed_memory={merged['keep_freed_memory']!r}: must be None (where an update asks for "
                         f"it), True or False")
-    from ding_lite.worker.trackers import check_tracker_config
+    from ding_lite.run.trackers import check_tracker_config
     problems += check_tracker_config(merged["tracker"])
     compiled = EasyDict(merged)
     # On the rest, so one run names every problem; a key already refused above (a DI-engine value) is not named twice.

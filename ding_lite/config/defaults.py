@@ -161,8 +161,8 @@ def build_defaults(types: Dict[str, Tuple[Optional[str], List[str]]], user_polic
     # inside float32 matmuls where the hardware has them, see docs/configs.md).
     # keep_freed_memory: glibc keeps freed memory for reuse (ding_lite/torch_utils/malloc.py; pixel learners; None:
     # where an update asks for it, SAC's compiled update on a CPU).
-    # tracker: experiment trackers besides TensorBoard, all off (W&B, MLflow; ding_lite/worker/trackers.py).
-    from ding_lite.worker.trackers import TRACKER_DEFAULTS
+    # tracker: experiment trackers besides TensorBoard, all off (W&B, MLflow; ding_lite/run/trackers.py).
+    from ding_lite.run.trackers import TRACKER_DEFAULTS
     tree: dict = {"exp_name": "", "seed": 0, "torch_threads": "auto", "matmul_precision": "highest",
                   "keep_freed_memory": None, "tracker": copy.deepcopy(TRACKER_DEFAULTS), "policy": policy}
     out = Defaults(tree, dict(types), free_form={f"policy.{p}" for p in policy_free},

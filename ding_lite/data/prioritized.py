@@ -17,7 +17,7 @@
   iteration 0 to 1 at ``priority_beta_anneal_steps`` train iterations (the ``cur_learner_iter`` of ``sample``).
 """
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -169,19 +169,4 @@ def is_prioritized(buffer: Any) -> bool:
     return isinstance(buffer, PrioritizedReplayBuffer)
 
 
-def train_on_sample(buffer: Any, batch_size: int, train_iter: int,
-                    train: Callable[[Tree], Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-    """One update on a batch from ``buffer`` (``train``: the learner's or a learn mode's forward); with prioritised
-    replay the batch's new priorities (``info['priority']``) go back to the buffer. None when the buffer has no
-    batch to give."""
-    batch = buffer.sample(batch_size, train_iter)
-    if batch is None:
-        return None
-    index = getattr(buffer, "last_index", None)  # prioritised replay: where the batch came from
-    info = train(batch)
-    if index is not None:
-        buffer.update_priority(index, info["priority"])
-    return info
-
-
-__all__ = ["PrioritizedReplayBuffer", "SampleIndex", "WEIGHT_KEY", "INF", "is_prioritized", "train_on_sample"]
+__all__ = ["PrioritizedReplayBuffer", "SampleIndex", "WEIGHT_KEY", "INF", "is_prioritized"]

@@ -36,9 +36,9 @@ from ding_lite.envs.env_spec import spec_from_record
 from ding_lite.envs.obs_space import is_nested, leaf_shape, obs_to_tensor
 from ding_lite.policy import Policy
 from ding_lite.policy.base_policy import check_cuda
+from ding_lite.run import load_checkpoint
+from ding_lite.run.checkpoint import check_checkpoint_fits, load_model_weights
 from ding_lite.utils import POLICY_REGISTRY, UserError
-from ding_lite.worker import load_checkpoint
-from ding_lite.worker.checkpoint import check_checkpoint_fits, load_model_weights
 
 RUN_CHECKPOINTS = ("ckpt_best", "ckpt_last")  # what a run directory loads, in this order
 EXPECTED = ("a run directory (holding total_config.py and ckpt/ckpt_best.pth.tar or ckpt/ckpt_last.pth.tar), a "

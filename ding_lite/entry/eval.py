@@ -2,10 +2,11 @@
 from typing import Any, Dict, List, Optional
 
 from ding_lite.policy.base_policy import check_cuda
+from ding_lite.run import load_checkpoint
+from ding_lite.run.checkpoint import check_checkpoint_fits, check_env_fits, checkpoint_counters, load_model_weights
 from ding_lite.utils import UserError, set_seed
-from ding_lite.worker import Evaluator, load_checkpoint
-from ding_lite.worker.checkpoint import check_checkpoint_fits, check_env_fits, checkpoint_counters, load_model_weights
-from ding_lite.worker.video import EvalVideo
+from ding_lite.worker import Evaluator
+from ding_lite.worker.eval_video import EvalVideo
 
 from .build import ConfigInput, build, compile_input, probe_env_spec
 
@@ -34,7 +35,7 @@ def eval_pipeline(input_cfg: ConfigInput, load_path: str, seed: Optional[int] = 
     one episode each; more must be a multiple of it. The checkpoint is checked against the config (its model and
     its env's action space, from one probe env) before the evaluator envs are built; they are closed on every path.
     With ``video_dir`` one more episode, of a separate env seeded as evaluator env 0, is recorded there
-    (``ding_lite/worker/video.py``); its path is ``result['video']``.
+    (``ding_lite/worker/eval_video.py``); its path is ``result['video']``.
     """
     cfg = compile_input(input_cfg, seed, overrides)
     check_cuda(cfg.policy.cuda)  # before the checkpoint is read and any env is built

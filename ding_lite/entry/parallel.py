@@ -17,7 +17,7 @@ from easydict import EasyDict
 from ding_lite.config import config_imports
 from ding_lite.config.parallel import default_collector_num
 from ding_lite.envs.env_spec import action_space_record
-from ding_lite.parallel.transport import WorkerTransport, prepare_backend
+from ding_lite.parallel.worker_transport import WorkerTransport, prepare_backend
 from ding_lite.torch_utils.threads import available_cores
 from ding_lite.utils import POLICY_REGISTRY, set_seed
 

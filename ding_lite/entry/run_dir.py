@@ -7,15 +7,18 @@ a second run gets.
 import errno
 import fcntl
 import glob
+import math
 import os
 import re
+import shutil
 import sys
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
+from ding_lite.run import load_checkpoint
+from ding_lite.run.trackers import TRACKERS_FILE
 from ding_lite.utils import RunLockedError, UserError
 from ding_lite.utils.file_io import current_umask, io_error, remove_temp_files
-from ding_lite.worker import load_checkpoint
 
 LOCK_NAME = ".lock"
 _LOCK_RETRY_S = 0.2  # a brief retry: a pre-check of another starting run may hold the lock for microseconds
@@ -223,3 +226,37 @@ def resumable(run_dir: str) -> Tuple[str, Dict[str, Any]]:
         print(f"ding_lite: --resume: skipped {line}", file=sys.stderr, flush=True)
     return path, state
 
+
+def last_good_checkpoint(run_dir: str) -> Optional[str]:
+    """The checkpoint ``--resume`` would continue from, with its counters; None if none can be read."""
+    try:
+        path, state, _ = find_resume_checkpoint(run_dir)
+        counters = state["counters"]
+        return f"{path} (train_iter {int(counters['train_iter']):,}, env_step {int(counters['env_step']):,})"
+    except (UserError, KeyError, TypeError, ValueError):
+        return None
+
+
+def best_return_on_disk(run_dir: str, resumed: str) -> float:
+    """The return of ckpt_best.pth.tar (-inf if there is none or it is ``resumed``, the checkpoint resumed from): it
+    stays the best policy seen even when it is newer than the checkpoint resumed from (a killed run's evaluation after
+    its last ckpt_last), so a worse one never replaces it."""
+    best = os.path.join(run_dir, "ckpt", "ckpt_best.pth.tar")
+    if os.path.abspath(best) == os.path.abspath(resumed) or not os.path.isfile(best):
+        return -math.inf
+    try:
+        return float(load_checkpoint(best)["counters"]["best_return"])
+    except (UserError, KeyError, TypeError, ValueError):
+        return -math.inf
+
+
+def remove_fresh_outputs(run_dir: str) -> None:
+    """Remove what a fresh run wrote when it opened ``run_dir`` (nothing else was there: the lock's checks saw to
+    that), so a fresh run that failed to open can be started again without --resume."""
+    for name in ("ckpt", "log"):
+        shutil.rmtree(os.path.join(run_dir, name), ignore_errors=True)
+    for name in ("total_config.py", "eval.csv", TRACKERS_FILE):
+        try:
+            os.remove(os.path.join(run_dir, name))
+        except OSError:
+            pass

@@ -6,7 +6,7 @@ import torch
 from ding_lite.envs.env_spec import action_space_record
 from ding_lite.policy import Policy
 from ding_lite.utils import set_seed
-from ding_lite.worker.transport import InProcessTransport
+from ding_lite.worker.in_process_transport import InProcessTransport
 
 from .build import ConfigInput, build, check_budget
 from .preflight import preflight

@@ -12,13 +12,13 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 from ding_lite.envs import ActionAdapter, EnvSpec
+from ding_lite.envs.finite_check import FiniteCheck
 from ding_lite.envs.obs_space import obs_to_tensor, replace_final_obs
 from ding_lite.policy.base_policy import CollectMode
 from ding_lite.torch_utils import tree_cat, tree_map, tree_stack
 from ding_lite.torch_utils.tree import leading_dim
 from ding_lite.utils import Configurable, UserError
 
-from .finite_check import FiniteCheck
 
 
 def env_action_adapter(env: gym.vector.VectorEnv, bound: str) -> ActionAdapter:

@@ -6,13 +6,13 @@ import gymnasium as gym
 import numpy as np
 from easydict import EasyDict
 
+from ding_lite.envs.finite_check import FiniteCheck
 from ding_lite.envs.obs_space import obs_to_tensor
 from ding_lite.policy.base_policy import EvalMode
 from ding_lite.utils import Configurable, ConfigError, UserError
 
 from .collector import check_same_step, env_action_adapter
-from .finite_check import FiniteCheck
-from .video import EvalVideo
+from .eval_video import EvalVideo
 
 # An evaluation episode longer than this (or than twice the env's time limit, when that is longer) has no end: the
 # env never terminates and has no time limit, so the evaluation would never finish. Far above any real episode
@@ -39,7 +39,7 @@ class Evaluator(Configurable):
     Each of the ``evaluator_env_num`` envs runs exactly ``n_evaluator_episode / evaluator_env_num`` episodes, so
     envs with short episodes cannot contribute more episodes than others and bias the mean.
 
-    With a ``video`` (``ding_lite/worker/video.py``) every ``video_every``-th evaluation (the first, the
+    With a ``video`` (``ding_lite/worker/eval_video.py``) every ``video_every``-th evaluation (the first, the
     ``video_every + 1``-th, ...) also records one episode of a separate rendering env, after the scored episodes.
     """
 

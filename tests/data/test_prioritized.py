@@ -295,23 +295,3 @@ def test_kernels_compile_where_numba_has_nowhere_to_cache(path):
     with pytest.raises(RuntimeError, match="no locator"):
         __import__("numba").njit(cache=True)(namespace["twice"])
     assert KERNELS.kernel(namespace["twice"])(21) == 42
-
-
-def test_train_on_sample_hands_the_batch_priorities_back_and_stops_when_empty():
-    from ding_lite.data import ReplayBuffer
-    from ding_lite.data.prioritized import train_on_sample
-    buf = per(20, priority_alpha=1.0, priority_eps=1e-6)
-    assert train_on_sample(buf, 4, 0, lambda batch: {"priority": torch.zeros(4)}) is None  # nothing to sample yet
-    buf.push(items(range(20)), 0)
-    seen = {}
-
-    def train(batch):  # an update whose |TD error| for each sample is its id + 1
-        seen["ids"] = batch["id"].numpy()
-        return {"priority": batch["id"].double() + 1}
-
-    assert set(train_on_sample(buf, 8, 0, train)) == {"priority"}
-    ids = seen["ids"]
-    np.testing.assert_allclose(buf.priorities()[ids], ids + 1 + 1e-6)
-    uniform = ReplayBuffer(dict(replay_buffer_size=20), seed=0)
-    uniform.push(items(range(20)), 0)
-    assert train_on_sample(uniform, 8, 0, lambda batch: {"loss": 1.0}) == {"loss": 1.0}  # no priorities asked for

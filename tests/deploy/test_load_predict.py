@@ -16,7 +16,8 @@ from ding_lite.entry.build import build
 from ding_lite.envs import EnvSpec
 from ding_lite.envs.obs_space import obs_to_tensor
 from ding_lite.utils import UserError
-from ding_lite.worker import Evaluator, load_checkpoint
+from ding_lite.run import load_checkpoint
+from ding_lite.worker import Evaluator
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SMALL_EVAL = {"env.evaluator_env_num": 1, "env.n_evaluator_episode": 1, "torch_threads": 1}

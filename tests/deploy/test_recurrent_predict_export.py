@@ -146,7 +146,7 @@ def test_trained_checkpoint_loads_and_plays_an_episode(in_tmp):
 def test_checkpoint_meta_of_a_feed_forward_model_is_unchanged_and_a_core_mismatch_is_refused():
     """Feed-forward checkpoints record the model as before the core existed (older checkpoints still load); an LSTM
     checkpoint under a feed-forward config (or the reverse) is refused, naming policy.model.core."""
-    from ding_lite.worker.checkpoint import check_checkpoint_fits, checkpoint_meta
+    from ding_lite.run.checkpoint import check_checkpoint_fits, checkpoint_meta
 
     def model_cfg(**core):
         cfg = compile_config((dict(env=dict(env_id="CartPole-v1"), policy=dict(model=core)),

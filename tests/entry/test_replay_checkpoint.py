@@ -10,7 +10,7 @@ from ding_lite.data import ReplayBuffer
 from ding_lite.data.buffer_io import buffer_content, load_buffer_content
 from ding_lite.data.prioritized import PrioritizedReplayBuffer
 from ding_lite.utils import UserError
-from ding_lite.worker.checkpoint import REPLAY_BUFFER_FILE
+from ding_lite.run.checkpoint import REPLAY_BUFFER_FILE
 
 from entry_helpers import REPO, assert_trees_equal, load_ckpt, read_result
 

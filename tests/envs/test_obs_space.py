@@ -11,7 +11,7 @@ from ding_lite.envs.obs_space import (UnsupportedObsSpace, describe_obs_space, o
                                       obs_to_tensor, replace_final_obs)
 from ding_lite.torch_utils.obs_encoder import obs_leaves
 from ding_lite.utils import NonFiniteError, UserError
-from ding_lite.worker.finite_check import FiniteCheck
+from ding_lite.envs.finite_check import FiniteCheck
 
 S = gym.spaces
 

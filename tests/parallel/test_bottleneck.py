@@ -2,7 +2,7 @@
 ``parallel.bottleneck`` and ``parallel.learner_capacity``, and the run's last log line)."""
 import pytest
 
-from ding_lite.parallel.transport import bottleneck, learner_capacity
+from ding_lite.parallel.worker_transport import bottleneck, learner_capacity
 
 
 @pytest.mark.parametrize("learner, collectors, expected", [

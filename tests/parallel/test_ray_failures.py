@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from ding_lite.parallel.transport import USER_ERRORS
+from ding_lite.parallel.worker_transport import USER_ERRORS
 from ding_lite.utils.env_worker import EnvBuildError
 
 exceptions = pytest.importorskip("ray.exceptions", reason="the Ray backend needs the extra: pip install 'ding_lite[ray]'")

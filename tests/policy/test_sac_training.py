@@ -246,7 +246,7 @@ def test_a_checkpoint_from_before_the_change_still_loads(case, make, tmp_path):
 def test_eval_pipeline_loads_old_and_new_checkpoints(make, tmp_path):
     """-m eval loads the model strictly: a missing log_alpha (an old checkpoint not filled in) would be an error."""
     from ding_lite.entry.eval import eval_pipeline
-    from ding_lite.worker import save_checkpoint
+    from ding_lite.run import save_checkpoint
     sac = trained(make, "boltzmann")
     main, create = read_config_file(os.path.join(CONFIGS, "cartpole_sac.py"))
     for i, state in enumerate((sac.state(), old_format(sac.state()))):

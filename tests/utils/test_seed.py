@@ -14,17 +14,17 @@ from entry_helpers import CARTPOLE, REPO
 
 import ding_lite.entry.build as build_module
 import ding_lite.envs
-import ding_lite.parallel.transport as parallel_transport
+import ding_lite.parallel.worker_transport as parallel_transport
 import ding_lite.utils
 from ding_lite.config import compile_config, read_config_file
 from ding_lite.entry.build import probe_env_spec
 from ding_lite.entry.parallel import resolve_parallel
 from ding_lite.envs import make_vector_env
 from ding_lite.parallel.roles import run_collector, run_evaluator
-from ding_lite.parallel.transport import WorkerTransport
+from ding_lite.parallel.worker_transport import WorkerTransport
 from ding_lite.utils import POLICY_REGISTRY
 from ding_lite.utils.seed import contiguous_seed, derive_seed, env_seeds
-from ding_lite.worker.transport import InProcessTransport
+from ding_lite.worker.in_process_transport import InProcessTransport
 
 COLLECTORS, ENVS, RESTARTS, STARTS = 64, 8, range(3), (0, 8_000, 10_000, 123_456_789)
 

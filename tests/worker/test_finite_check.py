@@ -17,7 +17,7 @@ from ding_lite.policy import IMPALAPolicy
 from ding_lite.utils import NonFiniteError
 from ding_lite.utils.seed import env_seeds
 from ding_lite.worker import Evaluator, SampleCollector
-from ding_lite.worker.finite_check import FIX, all_finite, env_name
+from ding_lite.envs.finite_check import FIX, all_finite, env_name
 from nonfinite_env import ENV_TYPE
 
 N_ENV, SEED, BAD_INDEX = 4, 10, 2

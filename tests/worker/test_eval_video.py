@@ -1,4 +1,4 @@
-"""Videos of evaluation episodes (ding_lite/worker/video.py): the MP4 writer and its GIF fallback, the separate
+"""Videos of evaluation episodes (ding_lite/worker/eval_video.py): the MP4 writer and its GIF fallback, the separate
 rendering env (CartPole; ALE Pong under the Atari preprocessing), ``-m eval --video`` and
 ``policy.eval.evaluator.video_every`` in a serial run."""
 import csv
@@ -14,8 +14,8 @@ import torch
 from ding_lite.config import compile_config, read_config_file
 from ding_lite.policy.base_policy import EvalMode
 from ding_lite.utils import ConfigError
-from ding_lite.worker import video as video_module
-from ding_lite.worker.video import EvalVideo, VideoWriter
+from ding_lite.worker import eval_video as video_module
+from ding_lite.worker.eval_video import EvalVideo, VideoWriter
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
 CARTPOLE = os.path.join(REPO, "dizoo_configs", "cartpole_impala.py")

@@ -4,6 +4,7 @@ A checkpoint records the policy type and the model config it was trained with (`
 config that builds another model is refused with the differing keys named, instead of loading mismatched weights
 (or an actor that silently gets the critic's encoder).
 """
+import math
 import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
@@ -33,6 +34,20 @@ def error_summary(err: Exception, limit: int = 240, all_lines: bool = False) -> 
         return text.rstrip(".")
     cut = max(text.rfind(". ", 0, limit), text.rfind("; ", 0, limit), text.rfind(": ", 0, limit))
     return text[:cut] if cut > 40 else text[:text.rfind(" ", 0, limit)] + " ..."
+
+
+def state_is_finite(tree: Any) -> bool:
+    """No floating tensor or float in the nested ``tree`` (a policy state) holds a NaN or an infinity: a state that
+    does is never written over a good checkpoint."""
+    if isinstance(tree, dict):
+        return all(state_is_finite(v) for v in tree.values())
+    if isinstance(tree, (list, tuple)):
+        return all(state_is_finite(v) for v in tree)
+    if isinstance(tree, torch.Tensor):
+        return not tree.is_floating_point() or bool(torch.isfinite(tree).all())
+    if isinstance(tree, float):
+        return math.isfinite(tree)
+    return True
 
 
 def load_checkpoint(path: str, map_location: str = "cpu") -> Dict[str, Any]:

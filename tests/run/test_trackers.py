@@ -15,7 +15,7 @@ pytest.importorskip("mlflow")
 
 from ding_lite.config import compile_config  # noqa: E402
 from ding_lite.utils.errors import ConfigError  # noqa: E402
-from ding_lite.worker import trackers  # noqa: E402
+from ding_lite.run import trackers  # noqa: E402
 
 RUN = "cartpole_impala_seed0"
 # Learner, speed and buffer scalars every 2 train iterations, so a short run writes every kind of scalar.

@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from ding_lite.analysis.runs import read_eval_csv
-from ding_lite.worker import RunLogger
+from ding_lite.run import RunLogger
 
 RESULT = dict(return_mean=1.0, return_std=0.0, return_min=1.0, return_max=1.0, episodes=1)
 

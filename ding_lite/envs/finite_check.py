@@ -10,8 +10,9 @@ from typing import Any, Dict, Optional
 import gymnasium as gym
 import numpy as np
 
-from ding_lite.envs.obs_space import numpy_leaves
 from ding_lite.utils import NonFiniteError
+
+from .obs_space import numpy_leaves
 
 FIX = "the env returned NaN/inf; fix the env or wrap it to clip/sanitise its observations and rewards"
 
