@@ -1,1 +1,2 @@
-"""The parallel pipeline's parts: its config section, the worker roles and their transports (local processes, Ray)."""
+"""The parallel pipeline's parts: its transport (``worker_transport``: ``WorkerTransport``), the worker roles written
+once, versioned shared-memory weights and the two backends (local processes, Ray)."""
