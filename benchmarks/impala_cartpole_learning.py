@@ -96,7 +96,8 @@ def main() -> None:
     print_table(rows)
     print(f"median: {summary['median_env_steps_to_475']} env steps (slowest {summary['max_env_steps_to_475']}), "
           f"{summary['median_process_wall_s']} s from process start ({summary['seeds_reached']} runs reached 475)")
-    out = {"machine": machine_info(torch=version("torch")), "date": time.strftime("%Y-%m-%d"), "config": os.path.relpath(CONFIG, ROOT), "mode": args.mode,
+    out = {"machine": machine_info(torch=version("torch")), "date": time.strftime("%Y-%m-%d"),
+           "config": os.path.relpath(CONFIG, ROOT), "mode": args.mode,
            "max_env_step": args.max_env_step, "runs": rows, "summary": summary}
     name = "impala_cartpole_learning" + ("_parallel" if args.mode == "parallel" else "")
     path = args.output or os.path.join(ROOT, "benchmarks", "results", f"{name}.json")

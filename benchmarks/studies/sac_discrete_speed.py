@@ -154,7 +154,8 @@ def main() -> None:
                   f"{m['ding_lite_discrete']:.3f}, CleanRL-style discrete {m['cleanrl_style_discrete']:.3f} "
                   f"(CleanRL-style / ding_lite per round {row['cleanrl_over_ding_lite_discrete_per_round']}), "
                   f"ding_lite mixed {m['ding_lite_mixed']:.3f}", flush=True)
-    write_results("sac_discrete_speed", results_dir=STUDY_RESULTS, settings=vars(args), rows=rows, torch=torch.__version__)
+    write_results("sac_discrete_speed", results_dir=STUDY_RESULTS, settings=vars(args), rows=rows,
+                  torch=torch.__version__)
 
 
 if __name__ == "__main__":
