@@ -31,10 +31,9 @@ setup(
         "fast": ["numba>=0.59"],
         # Learning-curve PNGs (ding_lite.analysis.plot); everything else in ding_lite works without it.
         "plot": ["matplotlib"],
-        # Benchmarks only: the SAC speed comparison runs Stable-Baselines3 and SBX (SB3 in JAX, with JAX's CPU
-        # build) beside ding_lite; nested_tree_ops.py and buffer.py compare plain nested dicts with treevalue, which
-        # ding_lite itself does not use (architecture.md).
-        "bench": ["stable-baselines3", "sbx-rl", "jax[cpu]", "treevalue"],
+        # Benchmarks only: the SAC speed comparison (benchmarks/sac_speed.py) runs Stable-Baselines3 and SBX (SB3 in
+        # JAX, with JAX's CPU build) beside ding_lite.
+        "bench": ["stable-baselines3", "sbx-rl", "jax[cpu]"],
         # Envs of the long-run configs (LunarLander, HalfCheetah); not needed by the tests.
         "box2d": ["swig", "gymnasium[box2d]"],
         "mujoco": ["gymnasium[mujoco]"],

@@ -4,24 +4,24 @@ Sample: a CartPole-like unroll of T=32 steps {obs (T, 4) f32, next_obs (T, 4) f3
 action (T,) i64, reward (T,) f32, terminated (T,) bool, truncated (T,) bool}. Pushes are blocks of 8 unrolls,
 as a collector would send them; sampling is ``sample(64)`` on a full buffer. One torch thread.
 
-Run from the repository root: ``python benchmarks/buffer.py``. Prints a table and writes
-``benchmarks/results/buffer.json``. Takes ~10 s.
+Run from the repository root: ``python benchmarks/buffer.py [--quick] [--output PATH]``. Prints a table and writes
+``benchmarks/results/buffer.json``. Takes ~10 s (``--quick``: about 1 s, fewer calls, for a check that it runs).
 """
+import argparse
 import os
-import platform
 import statistics
 import sys
 import time
-import warnings
-from typing import Callable, Dict, List
+from typing import Dict, List
 
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+sys.path[:0] = [ROOT, os.path.join(ROOT, "benchmarks")]  # ding_lite; machine.py
 
 from ding_lite.data import ReplayBuffer  # noqa: E402
 from ding_lite.utils.file_io import atomic_write_json  # noqa: E402
+from machine import machine_info  # noqa: E402  (benchmarks/machine.py)
 
 T, BLOCK, BATCH = 32, 8, 64
 RESULT = os.path.join(ROOT, "benchmarks", "results", "buffer.json")
@@ -38,17 +38,6 @@ def unrolls(n: int, gen: torch.Generator) -> Dict[str, torch.Tensor]:
         "terminated": torch.rand(n, T, generator=gen) < 0.05,
         "truncated": torch.zeros(n, T, dtype=torch.bool),
     }
-
-
-def timings_us(fn: Callable[[], object], calls: int, warmup: int = 50) -> List[float]:
-    for _ in range(warmup):
-        fn()
-    out = []
-    for _ in range(calls):
-        t0 = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - t0) * 1e6)
-    return out
 
 
 def pct(xs: List[float], q: float) -> float:
@@ -111,37 +100,28 @@ def bench_memory(capacity: int, gen: torch.Generator) -> Dict[str, float]:
             "ratio": stored / raw, "column_bytes": cols, "bookkeeping_bytes": book}
 
 
-def bench_treevalue_gather(capacity: int, gen: torch.Generator, calls: int) -> Dict[str, float]:
-    """Reference: the same gather through FastTreeValue (what the design note compares against)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from treevalue import FastTreeValue
-    cols = {k: v.repeat_interleave(capacity // 8, 0) for k, v in unrolls(8, gen).items()}
-    tree, flat = FastTreeValue(cols), list(cols.items())
-    idx = torch.randint(capacity, (BATCH,), generator=gen)
-    tv = timings_us(lambda: tree.index_select(0, idx), calls)
-    fl = timings_us(lambda: {k: torch.index_select(c, 0, idx) for k, c in flat}, calls)
-    return {"treevalue_index_select_median_us": statistics.median(tv),
-            "flat_index_select_median_us": statistics.median(fl)}
-
-
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a short run (about 1 s): checks that it runs")
+    parser.add_argument("--output", default=RESULT, help="where to write the JSON results")
+    args = parser.parse_args()
     torch.set_num_threads(1)
     gen = torch.Generator().manual_seed(0)
+    push_s, calls = (0.1, 200) if args.quick else (1.5, 3000)
     results: Dict[str, object] = {
         "setup": {"T": T, "push_block": BLOCK, "batch_size": BATCH, "torch": torch.__version__,
-                  "threads": torch.get_num_threads(), "machine": platform.processor() or platform.machine()},
+                  "threads": torch.get_num_threads(), "quick": args.quick},
+        "machine": machine_info(torch=torch.__version__), "date": time.strftime("%Y-%m-%d"),
         "push": {}, "sample": {}, "memory": {},
     }
     rows = []
     for cap in (1000, 10000):
-        p = results["push"][str(cap)] = bench_push(cap, gen)
-        s = results["sample"][str(cap)] = bench_sample(cap, gen, calls=3000)
+        p = results["push"][str(cap)] = bench_push(cap, gen, seconds=push_s)
+        s = results["sample"][str(cap)] = bench_sample(cap, gen, calls=calls)
         m = results["memory"][str(cap)] = bench_memory(cap, gen)
         rows.append((f"cap {cap}", p, s, m))
-    s = results["sample"]["1000_max_use8_staleness50"] = bench_sample(1000, gen, calls=2000, max_use=8,
+    s = results["sample"]["1000_max_use8_staleness50"] = bench_sample(1000, gen, calls=calls * 2 // 3, max_use=8,
                                                                       max_staleness=50)
-    results["treevalue_reference"] = bench_treevalue_gather(1000, gen, calls=2000)
 
     print(f"{'case':<26}{'push samples/s':>16}{'push med us/8':>15}{'sample med us':>15}{'p90 us':>9}"
           f"{'samples/s':>12}{'B/transition':>14}{'raw B':>7}{'ratio':>7}")
@@ -151,17 +131,14 @@ def main() -> None:
               f"{m['raw_bytes_per_transition']:>7.1f}{m['ratio']:>7.3f}")
     print(f"{'cap 1000 max_use8 stale50':<26}{'':>16}{'':>15}{s['median_us']:>15.1f}{s['p90_us']:>9.1f}"
           f"{s['samples_per_s']:>12,.0f}")
-    ref = results["treevalue_reference"]
-    print(f"gather of {BATCH} (cap 1000): flat index_select {ref['flat_index_select_median_us']:.1f} us, "
-          f"FastTreeValue.index_select {ref['treevalue_index_select_median_us']:.1f} us (median)")
     worst = max(v["median_us"] for v in results["sample"].values())
     ratio = max(v["ratio"] for v in results["memory"].values())
     results["targets"] = {"sample_median_us_max": worst, "sample_target_us": 500, "memory_ratio_max": ratio,
                           "memory_target_ratio": 1.5, "met": worst < 500 and ratio <= 1.5}
     print(f"targets: sample median <= 500 us: {worst:.1f} us; memory ratio <= 1.5: {ratio:.3f} -> "
           f"{'met' if results['targets']['met'] else 'MISSED'}")
-    atomic_write_json(results, RESULT)
-    print(f"wrote {os.path.relpath(RESULT, ROOT)}")
+    atomic_write_json(results, args.output)
+    print(f"wrote {args.output}")
 
 
 if __name__ == "__main__":

@@ -153,6 +153,9 @@ def main(argv: List[str] = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="time each learn step this long")
     parser.add_argument("--env-steps", type=int, default=2000, help="env steps of each short serial run")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (the CPU's share of the work)")
+    parser.add_argument("--output", default=None,
+                        help="where to write the JSON results (default benchmarks/results/gpu_check.json, "
+                             "gpu_check_cpu.json with --device cpu)")
     args = parser.parse_args(argv)
     THREADS["n"] = args.threads
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -176,7 +179,7 @@ def main(argv: List[str] = None) -> int:
               f"{serial.get('updates_per_s', serial.get('error'))} updates/s ({serial.get('train_iter')} updates, "
               f"{serial.get('wall_s')} s)", flush=True)
     gpu = torch.cuda.get_device_name(0) if args.device == "cuda" else None
-    path = os.path.join(RESULTS, "gpu_check.json" if args.device == "cuda" else "gpu_check_cpu.json")
+    path = args.output or os.path.join(RESULTS, "gpu_check.json" if args.device == "cuda" else "gpu_check_cpu.json")
     from ding_lite.utils.file_io import atomic_write_json
     atomic_write_json({"what": __doc__.splitlines()[0], "device": args.device, "gpu": gpu, "rows": rows,
                        "seconds_per_learn_check": args.seconds, "env_steps_per_serial_run": args.env_steps,

@@ -11,14 +11,17 @@ import argparse
 import csv
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from importlib.metadata import version
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+from machine import machine_info  # noqa: E402  (benchmarks/machine.py)
+
 CONFIG = os.path.join(ROOT, "dizoo_configs", "cartpole_impala.py")
 
 
@@ -85,19 +88,23 @@ def main() -> None:
     parser.add_argument("--mode", choices=["serial", "parallel"], default="serial",
                         help="pipeline; parallel uses the default collector_num (cores - 1)")
     parser.add_argument("--repeats", type=int, default=1, help="runs per seed (parallel runs differ run to run)")
+    parser.add_argument("--output", default=None, help="where to write the JSON results (default "
+                        "benchmarks/results/impala_cartpole_learning.json; ..._parallel.json with --mode parallel)")
     args = parser.parse_args()
     rows = run_seeds(args.seeds, args.max_env_step, mode=args.mode, repeats=args.repeats)
     summary = summarise(rows)
     print_table(rows)
     print(f"median: {summary['median_env_steps_to_475']} env steps (slowest {summary['max_env_steps_to_475']}), "
           f"{summary['median_process_wall_s']} s from process start ({summary['seeds_reached']} runs reached 475)")
-    out = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
-           "date": time.strftime("%Y-%m-%d"), "config": os.path.relpath(CONFIG, ROOT), "mode": args.mode,
+    out = {"machine": machine_info(torch=version("torch")), "date": time.strftime("%Y-%m-%d"),
+           "config": os.path.relpath(CONFIG, ROOT), "mode": args.mode,
            "max_env_step": args.max_env_step, "runs": rows, "summary": summary}
     name = "impala_cartpole_learning" + ("_parallel" if args.mode == "parallel" else "")
-    os.makedirs(os.path.join(ROOT, "benchmarks", "results"), exist_ok=True)
-    with open(os.path.join(ROOT, "benchmarks", "results", f"{name}.json"), "w") as f:
+    path = args.output or os.path.join(ROOT, "benchmarks", "results", f"{name}.json")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
         json.dump(out, f, indent=2)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ runs cleanly (each writes ckpt_last and result.json), so the next invocation pic
 Then the report (learning_suite_report.py): ``benchmarks/results/<suite>.json`` and a Markdown table (return per seed
 at each checkpoint, IQM with a 95% stratified bootstrap CI, the published target and whether it is met, wall time,
 env steps/s, machine, commit), a plot per task, and copies of the small files of finished runs (eval.csv,
-result.json, total_config.py) under ``benchmarks/results/<suite>/<task>/seed<N>/``.
+result.json, total_config.py) under ``benchmarks/results/runs/<suite>/<task>/seed<N>/``.
 """
 import argparse
 import datetime

@@ -1,5 +1,6 @@
 """The report of a learning suite (benchmarks/learning_suite.py): ``<suite>.json``, a Markdown table, a plot per task
-and the small files of finished runs, all under the results directory.
+and the small files of finished runs, all under the results directory: the runs' files under ``runs/<suite>/``
+(``runs/<suite>/<task>/seed<N>/``), so that the results directory's top level holds results files only.
 
 A seed's return at a checkpoint is the deterministic evaluation there: the eval.csv row with the largest env step at
 or below the checkpoint, and the table says which env step that was. Two cases read further: at the checkpoint that
@@ -22,6 +23,7 @@ from ding_lite.utils import UserError
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMALL_FILES = ("eval.csv", "result.json", "total_config.py")  # what is committed of a finished run
 LAUNCHES = "launches.jsonl"
+RUN_COPIES = "runs"  # under the results directory: <suite>/<task>/seed<N>/ holds a finished run's SMALL_FILES
 
 
 def load_seed(run_path: str, copy_path: str) -> Optional[Dict[str, Any]]:
@@ -231,7 +233,7 @@ def write_report(suite, runs_dir: str, results_dir: str, run_dir: Callable, mach
                  commit: str) -> Dict[str, Any]:
     """Build the report of ``suite`` from ``runs_dir`` (falling back on the committed copies), write it, print it."""
     os.makedirs(results_dir, exist_ok=True)
-    copies = os.path.join(results_dir, suite.name)
+    copies = os.path.join(results_dir, RUN_COPIES, suite.name)
     started = launches(runs_dir)
     tasks, notes = [], []
     for task in suite.tasks:

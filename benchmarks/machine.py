@@ -1,5 +1,6 @@
 """What a benchmark's results file records about the machine it ran on (shared by the benchmark scripts, which run as
-``python benchmarks/<name>.py`` and so import this module by its file name)."""
+``python benchmarks/<name>.py`` or ``python benchmarks/studies/<name>.py`` and import this module by its file name,
+with benchmarks/ on their path)."""
 import contextlib
 import datetime
 import json
@@ -8,7 +9,9 @@ import platform
 import time
 from typing import Any, Dict
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results")  # the suite's results (benchmarks/run.py)
+STUDY_RESULTS = os.path.join(HERE, "studies", "results")  # the studies' results (benchmarks/studies/README.md)
 
 
 def machine_info(**versions: str) -> Dict[str, Any]:
@@ -31,12 +34,13 @@ def machine_info(**versions: str) -> Dict[str, Any]:
     }
 
 
-def write_results(name: str, **fields: Any) -> str:
-    """Write ``benchmarks/results/<name>.json``: ``fields`` plus the machine, the 1-minute load average after the run
-    and the date; prints and returns its path."""
+def write_results(name: str, results_dir: str = RESULTS, **fields: Any) -> str:
+    """Write ``<results_dir>/<name>.json`` (default ``benchmarks/results/``): ``fields`` plus the machine, the 1-minute
+    load average after the run and the date; prints and returns its path."""
     out = {**fields, "machine": machine_info(), "loadavg_1min_after": os.getloadavg()[0],
            "date": time.strftime("%Y-%m-%d")}
-    path = os.path.join(RESULTS, f"{name}.json")
+    os.makedirs(results_dir, exist_ok=True)
+    path = os.path.join(results_dir, f"{name}.json")
     with open(path, "w") as f:
         json.dump(out, f, indent=2)
     print(f"wrote {path}")

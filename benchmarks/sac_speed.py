@@ -13,7 +13,7 @@ SBX (Stable-Baselines3 in JAX, ``sbx-rl``) runs the same settings, each run in a
 thread pool is set by XLA_FLAGS before JAX starts: all cores in "defaults", one in "equal threads", where the child
 is also pinned to one CPU; float32 in every row). Each SBX child also times SBX's update on its own after training (``model.train`` of one gradient step,
 replay sampling included, with ``block_until_ready``) and its acting (``model.predict`` on one observation): the
-per-update figures to put beside benchmarks/sac_update_profile.py's.
+per-update figures to put beside benchmarks/studies/sac_update_profile.py's.
 Needs the extra `bench` (stable-baselines3, sbx-rl). Writes benchmarks/results/sac_speed[_<env>][_<hidden>].json.
 
     python benchmarks/sac_speed.py [--env Pendulum-v1] [--hidden 64] [--batch 256] [--steps 6000 9000] [--threads 1]
@@ -27,7 +27,7 @@ ding_lite's default compiles that update at update 5,000 on a CPU (``sac_manual.
 --steps (6000 9000) put both runs past it, so the rate is the compiled update's, with the compilation (once per run)
 cancelling out; both runs must be on the same side of it. Before the first round one short compiled run fills
 inductor's on-disk cache, so that every run compiles alike (its wall time, start-up and a cold compilation included,
-is ``compile_warmup_run_s``; benchmarks/sac_compiled_step.py times the compilation itself).
+is ``compile_warmup_run_s``; benchmarks/studies/sac_compiled_step.py times the compilation itself).
 """
 import argparse
 import json

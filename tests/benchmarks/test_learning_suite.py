@@ -108,7 +108,7 @@ def test_interrupted_runs_resume_finished_runs_are_skipped_and_the_table_reads_e
         assert checkpoint["met"] == (checkpoint["iqm"] >= checkpoint["target"])
     assert {r["state"] for r in task["runs"]} == {"finished"}
     for seed in SEEDS:  # the small files of finished runs, copied for committing
-        copied = tmp_path / "results" / "smoke" / "cartpole_impala" / f"seed{seed}"
+        copied = tmp_path / "results" / "runs" / "smoke" / "cartpole_impala" / f"seed{seed}"
         assert sorted(os.listdir(copied)) == ["eval.csv", "result.json", "total_config.py"]
         assert (copied / "eval.csv").read_text() == (runs / f"cartpole_impala_seed{seed}" / "eval.csv").read_text()
     assert (tmp_path / "results" / "smoke_cartpole_impala.png").stat().st_size > 0
