@@ -31,7 +31,7 @@ main_config = dict(
             # it replays, so the step size can be large early without the policy running away once CartPole is
             # solved. Without the penalty the config used 2e-4, and 10 seeds reached 475 and then fell back (final
             # IQM 254 at 100k env steps); with it, 10 of 10 stay at 500 (final IQM 500, median 13.7k env steps to
-            # 475). benchmarks/cartpole_stays_solved.py, docs/benchmarks.md.
+            # 475). benchmarks/studies/cartpole_stays_solved.py, docs/benchmarks.md.
             learning_rate=0.003,
             kl_weight=10.0,
             value_weight=0.5,

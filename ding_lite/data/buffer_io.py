@@ -6,7 +6,7 @@ use counts, validity, the live list in its order), head and counters, the sampli
 prioritised buffer, the priority of each slot and the running maximum. ``load_buffer_content`` puts it back into a
 buffer built from the same config, so sampling continues exactly where it stopped (same draws from the same items).
 
-Not compressed: measured with ``benchmarks/per_buffer.py`` (docs/benchmarks.md), zlib gains little on float
+Not compressed: measured with ``benchmarks/studies/per_buffer.py`` (docs/benchmarks.md), zlib gains little on float
 observations and costs more time than it saves on disk; ``torch.save`` writes the columns at disk speed.
 """
 from typing import Any, Dict

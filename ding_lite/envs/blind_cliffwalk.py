@@ -9,7 +9,7 @@ agent learns the chain only by propagating that one reward back through n states
 
 Observations are one-hot vectors (n,) float32 of the state (all zeros after the end), so a network cannot generalise
 from one state to another ("blind"). A random policy scores 2^-n on average; the policy that knows the pattern
-(``oracle_action``) scores 1 (``SOLVED_RETURN``) in n steps. ``benchmarks/per_cliffwalk.py`` measures how many updates
+(``oracle_action``) scores 1 (``SOLVED_RETURN``) in n steps. ``benchmarks/studies/per_cliffwalk.py`` measures how many updates
 SAC needs to learn it with uniform and with prioritised replay.
 """
 from typing import Any, Dict, Optional

@@ -4,7 +4,7 @@ By default glibc serves each allocation over its mmap threshold (128 kB, raised 
 pages from the kernel, and gives them back when freed. A learner update on pixels allocates and frees activations of
 tens to hundreds of MB (the float copy of 672 uint8 Atari frame stacks alone is 76 MB), so every update asks the
 kernel for new pages, which it zero-fills on first touch: that system time was about half of an IMPALA
-``nature_conv`` update on 2 CPU cores and 2 threads (benchmarks/atari_learner_speed.py: 2.69 -> 4.77 updates/s with it
+``nature_conv`` update on 2 CPU cores and 2 threads (benchmarks/studies/atari_learner_speed.py: 2.69 -> 4.77 updates/s with it
 on).
 
 On, every allocation comes from the heap (no mmap'd chunks) and the heap is never trimmed, the same as starting the

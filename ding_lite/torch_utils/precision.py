@@ -5,7 +5,7 @@
   Ampere and later); the same as 'highest' on CPUs.
 * ``'medium'``: torch may also use bfloat16 inputs (8-bit mantissa) with float32 accumulation and float32 outputs;
   on a CPU with AVX512-BF16 (oneDNN) this about doubles the matmul rate (measured on 2 cores of an AMD EPYC: 210 ->
-  450 GFLOP/s for SAC's 256-wide layers, benchmarks/sac_update_profile.py). Parameters, gradients, optimiser state
+  450 GFLOP/s for SAC's 256-wide layers, benchmarks/studies/sac_update_profile.py). Parameters, gradients, optimiser state
   and everything outside matmuls stay float32.
 
 It is process-global in torch (``torch.set_float32_matmul_precision``): each run sets it in the learner's process

@@ -6,13 +6,13 @@ Measured with 2 CPU cores, both free (torch 2.13, SAC on Pendulum, batch 256, ms
 fewer than 128 rows; otherwise every core this process may use, up to 4 (more than 2 is not measured here). A conv
 encoder (a conv ``model.encoder_type``, or 'auto' on an image leaf of ``model.obs_space``) counts as wide whatever its
 layer sizes: its convolutions are the bulk of the work (IMPALA with either conv encoder on (4, 84, 84) frames: see
-benchmarks/atari_learner_speed.py).
+benchmarks/studies/atari_learner_speed.py).
 
 That rule assumes the cores are free. On a shared machine they are not, and torch's OpenMP threads (libgomp) spin-wait
 at every parallel region's barrier: while another process holds one of the two cores, the thread that has work waits for
 its turn while its partner burns the other core spinning, and each of the hundreds of parallel regions of an update can
 lose a scheduler time slice that way. Measured with 2 CPU cores, one process busy beside the learner, SAC [256, 256]: 1
-thread 10 ms per update, 2 threads 36-152 ms (medians; benchmarks/threads_contention.py, docs/benchmarks.md). Passive
+thread 10 ms per update, 2 threads 36-152 ms (medians; benchmarks/studies/threads_contention.py, docs/benchmarks.md). Passive
 waiting (``OMP_WAIT_POLICY=PASSIVE``, read once when torch loads) removes the collapse but also the gain (2 threads 10.4
 ms against 6.3 spinning with a core free; at [128, 128] 6.8 ms, slower than 1 thread's 3.8). So where the rule gives a
 learner more than one thread, ``ThreadTuner`` decides in the run: it times a quarter of a second of updates on one

@@ -1,5 +1,5 @@
 """Prioritised replay where the literature expects a gain (docs/sac.md#prioritised-replay): Schaul et al.'s Blind
-Cliffwalk, 12 states, one random env step per update (benchmarks/per_cliffwalk.py --stream). Once the memory holds
+Cliffwalk, 12 states, one random env step per update (benchmarks/studies/per_cliffwalk.py --stream). Once the memory holds
 its first rewarding transition, a soft Q-learner (discrete SAC, Boltzmann policy, alpha 1e-6) with prioritised replay
 learns the chain's values (RMSE < 0.05) in far fewer updates than with uniform replay.
 
