@@ -1,5 +1,5 @@
-"""Continuous SAC's update with its gradients written out by hand: the same losses as
-:meth:`~.sac.ContinuousSAC.losses`, without autograd.
+"""Continuous SAC's update with its gradients written out by hand (``learn.manual_update``): the same losses as
+:meth:`~.continuous.ContinuousSAC.losses`, without autograd.
 
 Why: at SAC's sizes on a CPU (batch 256, [256, 256] networks) an autograd update spends about a third of its time
 outside the matmuls, in some 150 small operations and the autograd engine's bookkeeping. Written out, the update is
@@ -12,79 +12,28 @@ the matmuls plus a few fused elementwise passes:
 
 It applies to the built-in QAC model with an MLP actor and an :class:`~ding_lite.torch_utils.network.EnsembleMLP`
 of critics, whose activations are ReLU or tanh (:func:`unsupported`); the policy falls back to autograd otherwise.
-``tests/policy/test_sac_manual.py`` checks every gradient against autograd's on the same random numbers. With
-``policy.learn.compile_update`` the losses and gradients run as one ``torch.compile`` program (it compiles for several
-seconds and needs a C++ compiler, or Triton on a GPU; by default long runs switch to it, see
-:data:`AUTO_COMPILE_AFTER` and docs/sac.md#speed). On a GPU that program, with the optimizer's step folded in, runs as
-a CUDA graph: one launch per update instead of a few hundred.
+``tests/policy/test_sac_manual.py`` checks every gradient against autograd's on the same random numbers. The same
+functions run as one ``torch.compile`` program in :mod:`.compiled_update`.
 
 Shapes: B transitions, N critics, O observation features, D action dims, H hidden units; the actor's layers are
 ``nn.Linear`` (weight (out, in)), the critics' ``EnsembleLinear`` (weight (N, in, out), bias (N, 1, out)).
 """
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import nn
 
 from ding_lite.rl_utils import sac as S
-from ding_lite.torch_utils.malloc import keep_freed_memory_on_request
-from ding_lite.torch_utils.optimizer import adam_update_, has_step_hooks, lean_adam_ok
 from ding_lite.torch_utils.network import EnsembleLinear, EnsembleMLP
 
-from .sac_common import SACLosses
-
-ACTIVATIONS = {nn.ReLU: "relu", nn.Tanh: "tanh"}
-# policy.learn.compile_update=None compiles the update on a CPU or a GPU from this update on. The compiled update
-# saves 0.5 ms per update at [64, 64] and about 1 ms at [256, 256] on the 2-core VM (benchmarks/sac_compiled_step.py
-# --variants manual, docs/sac.md#speed) for 3 s of compilation (7-12 s with a cold inductor cache): repaid after
-# 3,000-6,000 more updates with a warm cache. By update 5,000 a run has spent 8-25 s on updates, so the compilation
-# adds 12-45% to a run that stops right there (more the first time on a machine), and a run past about 11,000 updates
-# gains. On an H100 (benchmarks/sac_gpu_update.py) the compiled update with its CUDA graph takes 0.93 ms against
-# 3.49 eager at [256, 256] (1.06 against 3.42 at [64, 64]), for 10-18 s of compilation: repaid after 4,000-7,500
-# more updates.
-AUTO_COMPILE_AFTER = 5_000
-
-
-def _static_addresses(tensors: Sequence[torch.Tensor]) -> None:
-    """Mark tensors that a CUDA graph updates in place as living at a fixed address (each once)."""
-    for t in tensors:
-        if getattr(t, "_dynamo_static_input_type", None) is None:
-            torch._dynamo.mark_static_address(t)
-
-
-class CompileFailed(RuntimeError):
-    """torch.compile could not compile the update (on its first call): no C++ compiler, an unwritable cache..."""
-
-
-@dataclass(frozen=True)
-class AfterGradients:
-    """What follows the gradients in a SAC update, for the compiled program to do as well
-    (:meth:`ManualContinuousSAC.fold`): the step of ``optimizer`` (a plain fused Adam, as
-    ``torch_utils.make_optimizer`` makes it), the temperature's clamp to [``min_log_alpha``, ``max_log_alpha``]
-    (None: no bound on that side) and, with ``target_theta``, the Polyak update of the target critics (None: the
-    policy does it itself, as when it is not every update)."""
-    optimizer: torch.optim.Optimizer
-    min_log_alpha: Optional[float]
-    max_log_alpha: Optional[float]
-    target_theta: Optional[float]
-
-
-def _activation_name(layers: List[nn.Module]) -> Optional[str]:
-    """The one activation between a stack's linear layers, if it is ReLU or tanh everywhere; else None."""
-    names = {ACTIVATIONS.get(type(m)) for m in layers if not isinstance(m, (nn.Linear, EnsembleLinear))}
-    return names.pop() if len(names) == 1 and None not in names else None
-
-
-def _mlp_actor_activation(model: nn.Module) -> Optional[str]:
-    """The activation of ``model.actor`` if it is an MLP ending in a linear layer with one activation (ReLU or tanh)
-    between its layers; else None."""
-    actor = list(model.actor)
-    return _activation_name(actor) if actor and isinstance(actor[-1], nn.Linear) else None
+from .acting import act_ as _act_
+from .acting import activation_name, mlp_actor_activation
+from .action_space import SACActionSpace, SACLosses, Tensors
+from .update import AfterGradients
 
 
 def unsupported(model: nn.Module) -> Optional[str]:
-    """Why :class:`ManualContinuousSAC` cannot run ``model``'s update (for the config error); None if it can."""
+    """Why :class:`ManualUpdate` cannot run ``model``'s update (for the config error); None if it can."""
     from ding_lite.model.qac import QAC
     if type(model) is not QAC:
         return f"the model is a {type(model).__name__}, not the built-in QAC"
@@ -94,14 +43,11 @@ def unsupported(model: nn.Module) -> Optional[str]:
         return "the actor or the critics are not the built-in MLPs"
     if any(p.requires_grad for p in model.flatten_obs.parameters()):
         return "the observation flattener has parameters"
-    act = _mlp_actor_activation(model)
-    if act is None or _activation_name(list(model.critic.net)) != act:
+    act = mlp_actor_activation(model)
+    if act is None or activation_name(list(model.critic.net)) != act:
         return "the activations are not ReLU or tanh (the same in the actor and the critics, with a hidden layer)"
     return None
 
-
-def _act_(x: torch.Tensor, name: str) -> torch.Tensor:
-    return x.clamp_min_(0.0) if name == "relu" else x.tanh_()
 
 
 def _act_backward(grad: torch.Tensor, out: torch.Tensor, name: str, in_place: bool) -> torch.Tensor:
@@ -113,36 +59,6 @@ def _act_backward(grad: torch.Tensor, out: torch.Tensor, name: str, in_place: bo
     op = torch.ops.aten.tanh_backward
     return op.grad_input(grad, out, grad_input=grad) if in_place else op(grad, out)
 
-
-class ActingActor:
-    """The built-in actor MLP for acting, layer by layer with ``addmm`` and in-place activations: the same action
-    and random draws as ``ContinuousSAC``'s module path (``compute_actor``, then the squashed Gaussian), without a
-    module call per layer. Acting runs between updates with cold caches, where each call costs more: right after a
-    [256, 256] update, 189 against 285 us per action on the 2-core VM (docs/sac.md#speed). Built by :meth:`of` for
-    the built-in QAC on a continuous action space."""
-
-    def __init__(self, model: nn.Module) -> None:
-        self.model = model
-        self.layers: List[nn.Linear] = [m for m in model.actor if isinstance(m, nn.Linear)]
-        self.act = _activation_name(list(model.actor))
-        self.log_std_min, self.log_std_max = model.log_std_min, model.log_std_max
-
-    @classmethod
-    def of(cls, model: nn.Module) -> Optional["ActingActor"]:
-        """One for ``model`` where it applies (an MLP actor of the built-in QAC, ReLU or tanh), else None."""
-        from ding_lite.model.qac import QAC
-        if type(model) is not QAC or model.action_space != "continuous" or not isinstance(model.actor, nn.Sequential):
-            return None
-        return cls(model) if _mlp_actor_activation(model) is not None else None
-
-    def __call__(self, obs: torch.Tensor, deterministic: bool) -> torch.Tensor:
-        """tanh(mu + std eps) (or tanh(mu)) for observations (B, ...) or a nested dict of them, (B, D)."""
-        x = self.model.flatten_obs(obs)  # (B, O)
-        for layer in self.layers[:-1]:
-            x = _act_(torch.addmm(layer.bias, x, layer.weight.t()), self.act)
-        last = self.layers[-1]
-        mu, log_std = torch.addmm(last.bias, x, last.weight.t()).chunk(2, dim=-1)
-        return S.squashed_gaussian_action(mu, log_std.clamp(self.log_std_min, self.log_std_max), deterministic)
 
 
 class Workspace:
@@ -161,86 +77,59 @@ class Workspace:
         return t
 
 
-class ManualContinuousSAC:
-    """The losses and gradients of one continuous SAC update on a QAC model (see the module doc).
 
-    :meth:`step` computes the critic, actor and temperature losses exactly as ``ContinuousSAC.losses`` (same
-    random numbers, drawn in the same order) and writes their gradients into the parameters' ``.grad``.
+class ManualUpdate:
+    """Continuous SAC's update with hand-written gradients (an :class:`~.update.UpdateEngine`; see the module doc):
+    the critic, actor and temperature losses exactly as ``ContinuousSAC.losses`` (same random numbers, drawn in the
+    same order), their gradients written into the parameters' ``.grad``, then the step and the targets' update
+    (:class:`~.update.AfterGradients`) as the reference update takes them."""
 
-    ``compiled``: the losses and gradients (everything but drawing the noise and setting ``.grad``) as one
-    ``torch.compile`` program (``fullgraph``); intermediate results are then inductor's to place, not kept in a
-    :class:`Workspace`. After :meth:`fold`, the compiled program also takes the optimizer's step and what follows it
-    (:class:`AfterGradients`), and sets no ``.grad``.
-    """
-
-    def __init__(self, model: nn.Module, log_alpha: nn.Parameter, target_critic: nn.Module,
-                 compiled: bool = False) -> None:
-        self.log_alpha = log_alpha
-        self.act = _activation_name(list(model.actor))
+    def __init__(self, actions: SACActionSpace, target_critic: nn.Module, target_entropy: List[float],
+                 after: AfterGradients) -> None:
+        model = actions.model
+        self.actions, self.target_entropy, self.after, self.log_alpha = actions, target_entropy, after, after.log_alpha
+        self.act = activation_name(list(model.actor))
         self.actor_layers: List[nn.Linear] = [m for m in model.actor if isinstance(m, nn.Linear)]
         self.critic_layers: List[EnsembleLinear] = [m for m in model.critic.net if isinstance(m, EnsembleLinear)]
         # Flat [weight, bias, weight, bias, ...] of the online and the target critics, as _critic_forward takes them.
         self.online_layers = [p for m in self.critic_layers for p in (m.weight, m.bias)]
         self.target_layers = [p for m in target_critic.net if isinstance(m, EnsembleLinear) for p in (m.weight, m.bias)]
-        self._targets_complete = [id(p) for p in target_critic.parameters()] == [id(p) for p in self.target_layers]
         self.log_std_min, self.log_std_max = model.log_std_min, model.log_std_max
         # The parameters in the order of the gradients that _losses_and_grads returns.
         self.params = self.online_layers + [p for m in self.actor_layers for p in (m.weight, m.bias)]
-        self._eager, self._eager_step = self._losses_and_grads, self._losses_grads_and_step
-        self.after: Optional[AfterGradients] = None
-        self.compiled, self._calls, self.ws, self._grads_set, self._graphs = False, 0, Workspace(), False, False
-        self._lr_values: Optional[List[float]] = None
-        if compiled:
-            self.compile()
+        self.ws: Optional[Workspace] = Workspace()
 
-    def fold(self, after: AfterGradients) -> bool:
-        """Let the compiled program take the optimizer's step, the temperature's clamp and (``after.target_theta``)
-        the Polyak update too: one program per update instead of a dozen more kernel calls and their Python. In a
-        loop like a run's (act, env step, sample, update) that made each step 1.02-1.04x faster, at [256, 256] on
-        2 threads and at [64, 64] on 1 (docs/sac.md#speed); alone, the update is no faster. Only for a plain fused
-        Adam over exactly :attr:`params` and the temperature; returns whether it applies. Each call then checks
-        that no hook waits on ``optimizer.step()`` and that the optimizer has made its state (its first step), and
-        otherwise leaves the step to the policy."""
-        trained = self.params + [self.log_alpha]
-        grouped = {id(p): i for i, g in enumerate(after.optimizer.param_groups) for p in g["params"]}
-        if not lean_adam_ok(after.optimizer) or sorted(grouped) != sorted(map(id, trained)) or \
-                (after.target_theta is not None and not self._targets_complete):
-            return False
-        self.after, self._group_of = after, [grouped[id(p)] for p in trained]
-        return True
+    @torch.no_grad()
+    def __call__(self, batch: Tensors, alphas: torch.Tensor, step: int, update_targets: bool) -> SACLosses:
+        """Losses and hand-written gradients -> Adam's step -> target critics, on B transitions."""
+        losses = self._set_gradients(self._losses_and_grads(*self._inputs(batch, alphas)))
+        losses.info["grad_norm"] = self.after.step()
+        if update_targets:
+            self.after.update_targets()
+        return losses
 
-    def compile(self) -> None:
-        """From the next step on, the losses and gradients as one ``torch.compile`` program (it compiles there).
+    def _inputs(self, batch: Tensors, alphas: torch.Tensor) -> tuple:
+        """:meth:`_losses_and_grads`' arguments from a batch: flattened observations ``obs``, ``next_obs`` (B, O),
+        ``action`` (B, D) in [-1, 1], ``reward`` and ``terminated`` (B,) float, ``gamma`` a number or (B,), the
+        0-dim temperature, the target entropy, ``weight`` (B,) importance weights of the critics' loss or None, and
+        the noise (2B, D), drawn as the autograd update draws it: the s' rows first, then the s rows."""
+        action, flat = batch["action"], self.actions.model.flatten_obs
+        B, D = action.shape
+        eps = torch.empty(2 * B, D, dtype=action.dtype, device=action.device)
+        eps[:B].normal_(), eps[B:].normal_()
+        return (flat(batch["obs"]), action, flat(batch["next_obs"]), batch["reward"],
+                self.actions._terminated(batch), self.actions._discount(batch), alphas[0], self.target_entropy[0],
+                batch.get("weight"), eps)
 
-        On a CPU it asks glibc to keep freed memory (the top-level ``keep_freed_memory``, unless the run set it to
-        False): the program allocates its intermediate results afresh on every call, which otherwise cost 60-330
-        page faults and 0.2-0.35 ms of system time per update at [256, 256].
-
-        On a GPU the folded program (after :meth:`fold`) is recorded as a CUDA graph and replayed (inductor's
-        ``triton.cudagraphs``, what ``mode="reduce-overhead"`` turns on): at these sizes an update is a few hundred
-        small kernels, each costing a launch, and the graph launches them as one. The tensors it updates in place
-        (parameters, target critics, the optimizer's state) get static addresses (``mark_static_address``), so the
-        graph steps them where they are; its outputs are copied out, since its next replay overwrites them."""
-        self.compiled, self._calls, self.ws = True, 0, None
-        device = self.params[0].device.type
-        if device == "cpu":
-            keep_freed_memory_on_request()
-        self._graphs = device == "cuda"  # (only the folded program runs as a graph)
-        if self._graphs:
-            _static_addresses(self.params + [self.log_alpha] + self.target_layers)
-        # cpp.dynamic_threads: the kernels take torch's thread count when they run, not the one at compile time
-        # (torch_threads='auto' times the update at 1 thread now and then, and may compile during such a check).
-        # Serial Pendulum runs at [256, 256] under 'auto': 5.65 ms per compiled update against 5.86 eager before,
-        # 4.86-4.92 against 5.19-5.47 with it.
-        options = {"cpp.dynamic_threads": True}
-        self._losses_and_grads = torch.compile(self._eager, dynamic=False, fullgraph=True, options=options)
-        self._losses_grads_and_step = torch.compile(self._eager_step, dynamic=False, fullgraph=True,
-                                                    options={**options, "triton.cudagraphs": self._graphs})
-
-    def uncompile(self) -> None:
-        """Back to the eager update."""
-        self.compiled, self.ws, self._graphs = False, Workspace(), False
-        self._losses_and_grads, self._losses_grads_and_step = self._eager, self._eager_step
+    def _set_gradients(self, out: tuple) -> SACLosses:
+        """The losses of :meth:`_losses_and_grads`' output ``out``, its gradients set as the parameters' ``.grad``
+        (and log alpha's when it is tuned), every tensor detached."""
+        critic_loss, actor_loss, alpha_loss, q, target, logp_mean, grads = out
+        for p, grad in zip(self.params, grads):
+            p.grad = grad
+        if self.after.auto_alpha:
+            self.log_alpha.grad = (-(logp_mean + self.target_entropy[0])).reshape(1)
+        return SACLosses(critic_loss, actor_loss, alpha_loss, q, target, {"entropy": -logp_mean})
 
     def _out(self, name: str, shape: Sequence[int], like: torch.Tensor) -> Optional[torch.Tensor]:
         """A kept tensor for an ``out=`` argument (None, a fresh result, when compiled)."""
@@ -270,117 +159,13 @@ class ManualContinuousSAC:
         # One output unit: a dot product per row (one pass over h), 4-5x faster than a (M, H) x (H, 1) matmul here.
         return torch.linalg.vecdot(h, layers[-2].transpose(1, 2)) + layers[-1].squeeze(-1), hidden
 
-    # ---- the update --------------------------------------------------------------------------------------------
-    @torch.no_grad()
-    def step(self, obs: torch.Tensor, action: torch.Tensor, next_obs: torch.Tensor, reward: torch.Tensor,
-             terminated: torch.Tensor, gamma: Union[float, torch.Tensor], alpha: torch.Tensor, target_entropy: float,
-             weight: Optional[torch.Tensor], auto_alpha: bool) -> SACLosses:
-        """Losses and gradients of one update on B transitions: flattened observations ``obs``, ``next_obs``
-        (B, O), ``action`` (B, D) in [-1, 1], ``reward`` and ``terminated`` (B,) float, ``gamma`` a number or (B,),
-        ``alpha`` the 0-dim temperature, ``weight`` (B,) importance weights of the critics' loss or None.
-
-        Sets ``.grad`` of the actor's and critics' parameters (and of log_alpha when ``auto_alpha``); returns the
-        losses as :class:`~.sac_common.SACLosses`, every tensor detached (``q`` (N, B), ``target`` (B,), the
-        entropy estimate in ``info``). Compiled after :meth:`fold` (and after the optimizer's first step), it sets
-        no ``.grad`` but takes the optimizer's step and what follows it; the losses then say ``stepped`` and carry
-        the gradient norm in ``info['grad_norm']``."""
-        B, D = action.shape
-        eps = torch.empty(2 * B, D, dtype=action.dtype, device=action.device)
-        eps[:B].normal_(), eps[B:].normal_()  # as the autograd update draws them: s' first, then s
-        args = (obs, action, next_obs, reward, terminated, gamma, alpha, target_entropy, weight, eps)
-        folds = self.compiled and self.after is not None and not has_step_hooks(self.after.optimizer)
-        adam = self._adam_inputs(auto_alpha) if folds else None
-        if adam is not None:  # the optimizer's step and what follows it inside the program
-            if self._graphs:  # (a resume replaces the optimizer's state tensors: marked as they come)
-                _static_addresses([t for state in adam[2:] for t in state])
-                torch.compiler.cudagraph_mark_step_begin()
-            out = self._compiling(self._losses_grads_and_step, *args, auto_alpha, *adam)
-            if self._graphs:  # the graph's outputs live in its memory pool, which its next replay overwrites
-                out = [t.clone() for t in out]
-            critic_loss, actor_loss, alpha_loss, q, target, logp_mean, norm = out
-            if self._grads_set:  # gradients of earlier updates: stale from now on
-                for p in self.params + [self.log_alpha]:
-                    p.grad = None
-                self._grads_set = False
-            return SACLosses(critic_loss, actor_loss, alpha_loss, q, target,
-                             {"entropy": -logp_mean, "grad_norm": norm}, stepped=True)
-        if folds:  # the optimizer's first step (it makes its state): eager, not a program compiled for one update
-            critic_loss, actor_loss, alpha_loss, q, target, logp_mean, grads = self._eager(*args)
-        else:
-            critic_loss, actor_loss, alpha_loss, q, target, logp_mean, grads = self._compiling(
-                self._losses_and_grads, *args)
-        for p, grad in zip(self.params, grads):
-            p.grad = grad
-        if auto_alpha:
-            self.log_alpha.grad = (-(logp_mean + target_entropy)).reshape(1)
-        self._grads_set = True
-        return SACLosses(critic_loss, actor_loss, alpha_loss, q, target, {"entropy": -logp_mean})
-
-    def _compiling(self, fn, *args) -> tuple:
-        """``fn(*args)``; a failure of its first call, where torch.compile compiles, as :class:`CompileFailed`; with
-        a CUDA graph, also of the second and third, where the graph is recorded and first replayed (the first call
-        runs the program without it)."""
-        try:
-            out = fn(*args)
-        except Exception as error:  # torch.compile's first calls compile: say which key turns it off
-            if not self.compiled or self._calls >= (3 if self._graphs else 1):
-                raise
-            raise CompileFailed(f"torch.compile of the SAC update failed ({type(error).__name__}: "
-                                f"{str(error)[:300]}); set policy.learn.compile_update=False") from error
-        self._calls += 1
-        return out
-
-    def _adam_inputs(self, auto_alpha: bool) -> Optional[tuple]:
-        """The optimizer's side of the folded program, read afresh on every update (a resume replaces the state, a
-        schedule moves the learning rates): the learning rates (G,) as a tensor, so that a new rate is a new value
-        and not a recompilation; each group's (betas, eps, weight_decay); each trained parameter's exp_avg,
-        exp_avg_sq and step. None before the optimizer's first step, which makes its state."""
-        optimizer = self.after.optimizer
-        trained = self.params + [self.log_alpha] if auto_alpha else self.params
-        state = optimizer.state
-        if not state.get(trained[-1]):
-            return None
-        groups = optimizer.param_groups
-        lr_values = [g["lr"] for g in groups]
-        if lr_values != self._lr_values:
-            self._lrs = torch.tensor(lr_values, dtype=torch.float32, device=self.log_alpha.device)
-            self._lr_values = lr_values
-        hyper = tuple((g["betas"], g["eps"], g["weight_decay"]) for g in groups)
-        moments = [state[p] for p in trained]
-        return (self._lrs, hyper, [m["exp_avg"] for m in moments], [m["exp_avg_sq"] for m in moments],
-                [m["step"] for m in moments])
-
-    def _losses_grads_and_step(self, obs: torch.Tensor, action: torch.Tensor, next_obs: torch.Tensor,
-                               reward: torch.Tensor, terminated: torch.Tensor, gamma: Union[float, torch.Tensor],
-                               alpha: torch.Tensor, target_entropy: float, weight: Optional[torch.Tensor],
-                               eps: torch.Tensor, auto_alpha: bool, lrs: torch.Tensor, hyper: tuple,
-                               exp_avgs: List[torch.Tensor], exp_avg_sqs: List[torch.Tensor],
-                               steps: List[torch.Tensor]) -> tuple:
-        """:meth:`_losses_and_grads`, then what the policy does with the gradients (:class:`AfterGradients`): the
-        global gradient norm (returned in place of the gradients), Adam's step on every trained parameter, the
-        temperature's clamp and the Polyak update. The order and the values are the policy's own."""
-        critic_loss, actor_loss, alpha_loss, q, target, logp_mean, grads = self._eager(
-            obs, action, next_obs, reward, terminated, gamma, alpha, target_entropy, weight, eps)
-        trained = self.params
-        if auto_alpha:
-            trained, grads = trained + [self.log_alpha], grads + [(-(logp_mean + target_entropy)).reshape(1)]
-        norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
-        group_of = self._group_of[:len(trained)]
-        adam_update_(trained, grads, exp_avgs, exp_avg_sqs, steps, lrs[group_of], [hyper[g] for g in group_of])
-        after = self.after
-        if auto_alpha and (after.min_log_alpha is not None or after.max_log_alpha is not None):
-            self.log_alpha.clamp_(min=after.min_log_alpha, max=after.max_log_alpha)
-        if after.target_theta is not None:
-            for target_param, param in zip(self.target_layers, self.online_layers):
-                target_param.lerp_(param, after.target_theta)
-        return critic_loss, actor_loss, alpha_loss, q, target, logp_mean, norm
-
+    # ---- the losses and their gradients ---------------------------------------------------------------------------
     def _losses_and_grads(self, obs: torch.Tensor, action: torch.Tensor, next_obs: torch.Tensor,
                           reward: torch.Tensor, terminated: torch.Tensor, gamma: Union[float, torch.Tensor],
                           alpha: torch.Tensor, target_entropy: float, weight: Optional[torch.Tensor],
                           eps: torch.Tensor) -> tuple:
-        """:meth:`step` given the noise ``eps`` (2B, D) (s' rows, then s rows): the three losses, q, the target,
-        mean log pi(a|s) and the gradients of :attr:`params`."""
+        """The update's math on its inputs (:meth:`_inputs`; the noise ``eps`` (2B, D) last): the three losses, q,
+        the target, mean log pi(a|s) and the gradients of :attr:`params`."""
         B, D = action.shape
         inv_b = 1.0 / B
         # The actor on [s'; s]: its s' half acts for the critics' target, its s half for the actor's loss.
