@@ -153,7 +153,8 @@ def test_dict_observations():
 
 
 def test_fallback_and_refusals():
-    assert isinstance(build(None, {"policy.model.activation": "elu"})._update, AutogradUpdate)  # autograd where it does not apply
+    # autograd where it does not apply
+    assert isinstance(build(None, {"policy.model.activation": "elu"})._update, AutogradUpdate)
     assert isinstance(build(None, action_space="discrete")._update, AutogradUpdate)
     with pytest.raises(ConfigError, match=r"policy.learn.manual_update=True.*ReLU or tanh"):
         build(True, {"policy.model.activation": "elu"})

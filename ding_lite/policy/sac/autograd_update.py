@@ -15,7 +15,8 @@ class AutogradUpdate:
 
     def __init__(self, actions: SACActionSpace, target_critic: nn.Module, target_entropy: List[float],
                  after: AfterGradients) -> None:
-        self.actions, self.target_critic, self.target_entropy, self.after = actions, target_critic, target_entropy, after
+        self.actions, self.target_critic, self.after = actions, target_critic, after
+        self.target_entropy = target_entropy
 
     def __call__(self, batch: Tensors, alphas: torch.Tensor, step: int, update_targets: bool) -> SACLosses:
         """Losses -> gradients -> Adam's step -> target critics, on B transitions."""
