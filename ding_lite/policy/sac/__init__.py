@@ -5,9 +5,10 @@
 * :mod:`.action_space`, :mod:`.continuous`, :mod:`.discrete`, :mod:`.mixed`: what depends on the action space,
   acting and the paper's losses (continuous: :meth:`ContinuousSAC.losses`, the reference update's);
 * :mod:`.temperature`: the target entropies and log alpha's bounds;
-* :mod:`.update`: the :class:`UpdateEngine` interface, what follows the gradients (:class:`AfterGradients`) and the
-  engine a config chooses; the engines: :mod:`.autograd_update` (the reference), :mod:`.manual_update` (hand-written
-  gradients) and :mod:`.compiled_update` (that update as one ``torch.compile`` program, a CUDA graph on a GPU);
+* :mod:`.update`: the :class:`UpdateEngine` interface and what follows the gradients (:class:`AfterGradients`);
+  :mod:`.update_choice`: the engine a config chooses; the engines: :mod:`.autograd_update` (the reference),
+  :mod:`.manual_update` (hand-written gradients) and :mod:`.compiled_update` (that update as one ``torch.compile``
+  program, a CUDA graph on a GPU);
 * :mod:`.acting`: continuous acting with the built-in actor, layer by layer.
 
 The loss math is :mod:`ding_lite.rl_utils.sac`; the Adam step :func:`ding_lite.torch_utils.adam_step`.

@@ -7,9 +7,9 @@ SAC maximises the entropy-regularised return with N critics Q_i, slowly moving t
 alpha tuned towards a target entropy. The action space's part (acting and the losses) is a
 :class:`~.action_space.SACActionSpace` picked from ``model.action_space``: :class:`~.continuous.ContinuousSAC`,
 :class:`~.discrete.DiscreteSAC`, :class:`~.mixed.MixedSAC`. How an update's gradients are computed is an
-:class:`~.update.UpdateEngine` chosen once, at the learner's start (:func:`~.update.make_update_engine`): autograd's
-on the action space's losses (the reference), or for continuous SAC with the built-in networks the same update with
-hand-written gradients, eager or compiled.
+:class:`~.update.UpdateEngine` chosen once, at the learner's start (:func:`~.update_choice.make_update_engine`):
+autograd's on the action space's losses (the reference), or for continuous SAC with the built-in networks the same
+update with hand-written gradients, eager or compiled.
 
 The loss math is in :mod:`ding_lite.rl_utils.sac`. Shapes are batch-major: B transitions, N critic replicas, D
 continuous action dims.
@@ -33,7 +33,8 @@ from .continuous import ContinuousSAC
 from .discrete import DiscreteSAC
 from .mixed import MixedSAC
 from .temperature import check_temperature_config, target_entropies
-from .update import AfterGradients, UpdateEngine, make_update_engine
+from .update import AfterGradients, UpdateEngine
+from .update_choice import make_update_engine
 
 
 ACTION_SPACES = {"continuous": ContinuousSAC, "discrete": DiscreteSAC, "mixed": MixedSAC}

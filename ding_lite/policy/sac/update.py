@@ -1,6 +1,6 @@
-"""One SAC update, whichever way it is computed: the :class:`UpdateEngine` interface, what follows the gradients in
+"""One SAC update, whichever way it is computed: the :class:`UpdateEngine` interface and what follows the gradients in
 every engine (:class:`AfterGradients`: the gradient norm, Adam's step, the temperature's clamp and the target
-critics' Polyak update), and the engine a config asks for (:func:`make_update_engine`).
+critics' Polyak update). The engine a config asks for: :func:`~.update_choice.make_update_engine`.
 
 The engines compute the same update from the same random numbers (``tests/policy/test_sac_manual.py``):
 
@@ -10,20 +10,18 @@ The engines compute the same update from the same random numbers (``tests/policy
 * :class:`~.compiled_update.CompiledUpdate`: the hand-written update as one ``torch.compile`` program with the
   optimizer's step, the clamp and the Polyak update inside, a CUDA graph on a GPU (``learn.compile_update``).
 
-The engine modules are imported here when the learner is built, never by acting.
+The engine modules are imported when the learner is built (:mod:`.update_choice`), never by acting.
 """
 from dataclasses import dataclass
 from typing import List, Optional, Protocol
 
 import torch
-from easydict import EasyDict
 from torch import nn
 
 from ding_lite.rl_utils import sac as S
 from ding_lite.torch_utils import adam_step, grad_norm, polyak_update
-from ding_lite.utils import ConfigError
 
-from .action_space import SACActionSpace, SACLosses, Tensors
+from .action_space import SACLosses, Tensors
 
 
 class UpdateEngine(Protocol):
@@ -70,30 +68,3 @@ class AfterGradients:
     def update_targets(self) -> None:
         """The target critics' Polyak update, the one place it is written."""
         polyak_update(self.target_params, self.critic_params, self.target_theta)
-
-
-def make_update_engine(learn: EasyDict, actions: SACActionSpace, target_critic: nn.Module,
-                       target_entropy: List[float], after: AfterGradients, device: torch.device) -> UpdateEngine:
-    """The engine that ``learn.manual_update`` and ``learn.compile_update`` ask for (chosen once, at the learner's
-    start): autograd's, the hand-written one, or the hand-written one compiled (from the first update with
-    ``compile_update=True``; with None, from update ``compiled_update.AUTO_COMPILE_AFTER`` on a CPU or a GPU).
-    Refuses a combination the model cannot run, naming the key to change."""
-    from .manual_update import unsupported
-    mode, compiled = learn.manual_update, learn.compile_update
-    why_not = unsupported(actions.model)
-    if compiled and (mode is False or why_not):
-        raise ConfigError(f"policy.learn.compile_update=True compiles the hand-written update, but "
-                          f"{'policy.learn.manual_update=False' if mode is False else why_not}: set "
-                          f"compile_update to False")
-    if mode is True and why_not:
-        raise ConfigError(f"policy.learn.manual_update=True, but {why_not}: set it to None (autograd where the "
-                          f"hand-written update does not apply) or False")
-    if mode is False or why_not:
-        from .autograd_update import AutogradUpdate
-        return AutogradUpdate(actions, target_critic, target_entropy, after)
-    if compiled is False or (compiled is None and device.type not in ("cpu", "cuda")):
-        from .manual_update import ManualUpdate
-        return ManualUpdate(actions, target_critic, target_entropy, after)
-    from .compiled_update import AUTO_COMPILE_AFTER, CompiledUpdate
-    return CompiledUpdate(actions, target_critic, target_entropy, after, None if compiled else AUTO_COMPILE_AFTER,
-                          targets_every_update=learn.target_update_period == 1)
