@@ -142,7 +142,7 @@ def sbx_run(steps: int, args: argparse.Namespace, threads: int, timings: list) -
 def compile_switch(args: argparse.Namespace) -> int:
     """The env step at which ding_lite's default compiles its update (on a CPU): after the random warm-up, at
     update AUTO_COMPILE_AFTER."""
-    from ding_lite.policy.sac_manual import AUTO_COMPILE_AFTER
+    from ding_lite.policy.sac.compiled_update import AUTO_COMPILE_AFTER
     return args.warmup + AUTO_COMPILE_AFTER
 
 

@@ -1,7 +1,8 @@
-"""The hand-written continuous SAC update (``policy/sac_manual.py``, ``policy.learn.manual_update``) against the
-autograd one: from the same parameters, batch and random numbers, every loss, logged value and parameter gradient
-must agree, in each setting the hand-written update covers. Where it does not apply, None (the default) must fall back to
-autograd and True must be refused with the key to change.
+"""The hand-written continuous SAC update (``policy/sac/manual_update.py``, ``policy.learn.manual_update``; compiled:
+``policy/sac/compiled_update.py``, ``policy.learn.compile_update``) against the autograd one: from the same
+parameters, batch and random numbers, every loss, logged value and parameter gradient must agree, in each setting the
+hand-written update covers. Where it does not apply, None (the default) must fall back to autograd and True must be
+refused with the key to change.
 
 The autograd update's losses are themselves tested against the paper's equations (tests/rl_utils/test_sac_math.py)
 and its wiring in test_sac.py / test_sac_training.py, so agreement here carries those tests over.
@@ -17,7 +18,9 @@ import torch
 from ding_lite.config import read_config_file
 from ding_lite.entry.build import compile_input
 from ding_lite.envs.obs_space import describe_obs_space
-from ding_lite.policy.sac_manual import CompileFailed
+from ding_lite.policy.sac.autograd_update import AutogradUpdate
+from ding_lite.policy.sac.compiled_update import AUTO_COMPILE_AFTER, CompileFailed, CompiledUpdate
+from ding_lite.policy.sac.manual_update import ManualUpdate
 from ding_lite.utils import POLICY_REGISTRY, ConfigError, set_seed
 
 CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "dizoo_configs", "pendulum_sac.py")
@@ -84,7 +87,7 @@ def one_update(policy, batch):
 def assert_same_update(overrides=None, obs_space=None, batch=None, device="cpu"):
     manual = build(True, overrides, obs_space, device=device)
     autograd = build(False, overrides, obs_space, device=device)
-    assert manual._manual is not None and autograd._manual is None
+    assert isinstance(manual._update, ManualUpdate) and isinstance(autograd._update, AutogradUpdate)
     for (name, p), q in zip(manual.model.named_parameters(), autograd.model.parameters()):
         assert torch.equal(p, q), f"{name}: the two policies start apart"
     batch = batch or random_batch(obs_space)
@@ -103,7 +106,7 @@ def assert_same_update(overrides=None, obs_space=None, batch=None, device="cpu")
 def test_the_default_continuous_update_is_the_hand_written_one():
     main, create = read_config_file(CONFIG)
     assert compile_input((main, create), 0).policy.learn.manual_update is None
-    assert build(None)._manual is not None
+    assert isinstance(build(None)._update, ManualUpdate)
 
 
 def test_same_losses_and_gradients(device):
@@ -150,8 +153,9 @@ def test_dict_observations():
 
 
 def test_fallback_and_refusals():
-    assert build(None, {"policy.model.activation": "elu"})._manual is None  # autograd where it does not apply
-    assert build(None, action_space="discrete")._manual is None
+    # autograd where it does not apply
+    assert isinstance(build(None, {"policy.model.activation": "elu"})._update, AutogradUpdate)
+    assert isinstance(build(None, action_space="discrete")._update, AutogradUpdate)
     with pytest.raises(ConfigError, match=r"policy.learn.manual_update=True.*ReLU or tanh"):
         build(True, {"policy.model.activation": "elu"})
     with pytest.raises(ConfigError, match=r"policy.learn.manual_update=True.*'discrete'"):
@@ -200,12 +204,12 @@ ALPHA_PINNED = {"policy.learn.alpha": 0.2, "policy.learn.min_log_alpha": math.lo
 ], ids=["defaults", "fixed_alpha", "polyak_every_2", "alpha_clamped", "weights_and_own_rate"])
 def test_the_folded_step_is_the_policys_own(overrides, device):
     """After fold, the compiled update's program also takes Adam's step, the temperature's clamp and the Polyak
-    update (sac_manual.AfterGradients). That program, run eagerly here, against the policy's own steps: over four
+    update (update.AfterGradients). That program, run eagerly here, against the policy's own steps: over four
     updates the same parameters, target critics, optimizer state and logged values. Its first update is the policy's
     (the optimizer makes its state there); from the second on the program steps, and leaves no ``.grad``."""
     plain, folded = build(True, overrides, device=device), build(True, overrides, device=device)
-    assert folded._manual.after is not None
-    folded._manual.compiled = True  # the folded program, its functions left eager (the slow tests compile them)
+    assert folded._update.folded
+    folded._update.compiled = True  # the folded program, its functions left eager (the slow tests compile them)
     weighted = "policy.priority" in overrides
     for update in range(4):
         batch = batch_with_weights(update) if weighted else random_batch(seed=update)
@@ -234,7 +238,7 @@ def test_the_folded_step_reads_a_resumed_optimizer_and_leaves_hooked_steps_to_th
     state = trained.learn_mode.state_dict()
     plain.learn_mode.load_state_dict(copy.deepcopy(state))
     folded.learn_mode.load_state_dict(copy.deepcopy(state))
-    folded._manual.compiled = True  # the folded program, run eagerly
+    folded._update.compiled = True  # the folded program, run eagerly
     for update in range(2, 4):
         batch = random_batch(seed=update)
         torch.manual_seed(update)
@@ -256,7 +260,7 @@ def test_the_folded_step_reads_a_resumed_optimizer_and_leaves_hooked_steps_to_th
 @pytest.mark.parametrize("overrides, obs_space", [({}, None), ({"policy.model.activation": "tanh"}, None),
                                                    ({}, DICT_SPACE)], ids=["relu", "tanh", "dict_obs"])
 def test_acting_layer_by_layer_gives_the_module_paths_actions(overrides, obs_space):
-    """ContinuousSAC acts through sac_manual.ActingActor (addmm per layer, no module calls): the same actions, and
+    """ContinuousSAC acts through acting.ActingActor (addmm per layer, no module calls): the same actions, and
     the same random draws, as the module path (compute_actor, then the squashed Gaussian)."""
     policy = build(None, overrides, obs_space)
     space = policy._actions
@@ -280,7 +284,7 @@ def test_acting_layer_by_layer_gives_the_module_paths_actions(overrides, obs_spa
 
 
 def test_acting_layer_by_layer_only_for_the_built_in_mlp_actor():
-    from ding_lite.policy.sac_manual import ActingActor
+    from ding_lite.policy.sac.acting import ActingActor
     policy = build(None)
     policy.model.actor.append(torch.nn.Identity())
     assert ActingActor.of(policy.model) is None
@@ -289,14 +293,14 @@ def test_acting_layer_by_layer_only_for_the_built_in_mlp_actor():
 
 
 def test_fold_needs_a_plain_fused_adam_over_the_updates_parameters():
-    from ding_lite.policy.sac_manual import AfterGradients
+    from dataclasses import replace
     policy = build(True)
-    manual, params = policy._manual, list(policy.model.parameters())
-    assert manual.fold(AfterGradients(policy._optimizer, None, None, 0.005))
+    manual, params = policy._update, list(policy.model.parameters())
+    assert manual.fold(manual.after)
     amsgrad = torch.optim.Adam(params, lr=1e-3, fused=True, amsgrad=True)
-    assert not manual.fold(AfterGradients(amsgrad, None, None, 0.005))
+    assert not manual.fold(replace(manual.after, optimizer=amsgrad))
     fewer = torch.optim.Adam(params[:-1], lr=1e-3, fused=True)
-    assert not manual.fold(AfterGradients(fewer, None, None, 0.005))
+    assert not manual.fold(replace(manual.after, optimizer=fewer))
 
 
 @pytest.mark.slow  # torch.compile: 5-15 s
@@ -308,7 +312,7 @@ def test_compiled_update_gives_the_eager_update(device):
     per = {"policy.priority": True, "policy.priority_IS_weight": True}
     eager = build(True, per, device=device)
     compiled = build(True, {**per, "policy.learn.compile_update": True}, device=device)
-    assert compiled._manual.compiled and not eager._manual.compiled and compiled._manual.after is not None
+    assert compiled._update.compiled and not eager._update.compiled and compiled._update.folded
     for seed in range(3):
         batch = batch_with_weights(seed)
         batch["discount"] = torch.full((B,), 0.99 ** 2)
@@ -333,7 +337,7 @@ def test_on_a_gpu_the_compiled_update_runs_as_one_cuda_graph_cuda():
     resume, whose optimizer state comes in new tensors, the graph steps those."""
     graph = build(True, {"policy.learn.compile_update": True}, device="cuda")
     eager = build(True, device="cuda")
-    assert graph._manual._graphs and not eager._manual.compiled
+    assert graph._update._graphs and not eager._update.compiled
 
     def both(update):
         batch = random_batch(seed=update)
@@ -368,21 +372,21 @@ def test_a_compile_failure(mode):
     the eager update, for the rest of the run."""
     policy = build(True, {"policy.learn.compile_update": mode})
     policy.learn_mode.forward(random_batch(seed=3))  # the optimizer's first step, eager: the program folds it in after
-    policy._manual.compiled, policy._manual._calls = True, 0  # as compile() leaves it, without compiling; the
+    policy._update.compiled, policy._update._calls = True, 0  # as compile() leaves it, without compiling; the
     # call below fails the way a failed compilation does
 
     def fails(*args):
         raise RuntimeError("InvalidCxxCompiler: No working C++ compiler found")
-    policy._manual._losses_and_grads = policy._manual._losses_grads_and_step = fails
+    policy._update._losses_and_grads = policy._update._losses_grads_and_step = fails
     if mode:
         with pytest.raises(RuntimeError, match=r"torch.compile of the SAC update failed \(RuntimeError: "
                                                r"InvalidCxxCompiler.*set policy.learn.compile_update=False"):
             policy.learn_mode.forward(random_batch())
         return
-    policy._compile_at = 0
+    policy._update.compile_at = 0
     with pytest.warns(RuntimeWarning, match=r"InvalidCxxCompiler.*goes on with the eager update"):
         info = policy.learn_mode.forward(random_batch())
-    assert not policy._manual.compiled and policy._compile_at is None and torch.isfinite(info["critic_loss"])
+    assert not policy._update.compiled and policy._update.compile_at is None and torch.isfinite(info["critic_loss"])
     policy.learn_mode.forward(random_batch(seed=2))  # and stays eager, without another warning
 
 
@@ -392,7 +396,7 @@ def test_a_failure_while_the_cuda_graph_records_is_a_compile_failure():
     error. (The graph's bookkeeping, its marks and copies, run on the CPU here; the graph itself needs a GPU.)"""
     policy = build(True)
     policy.learn_mode.forward(random_batch(seed=3))  # the optimizer's first step, eager
-    manual = policy._manual
+    manual = policy._update
     manual.compiled, manual._calls, manual._graphs = True, 0, True
     calls = []
 
@@ -404,7 +408,7 @@ def test_a_failure_while_the_cuda_graph_records_is_a_compile_failure():
             return manual._eager_step(*args)
         return program
     manual._losses_grads_and_step = fails_on_call(3)
-    policy._compile_at = 0
+    manual.compile_at = 0
     policy.learn_mode.forward(random_batch(seed=4))
     policy.learn_mode.forward(random_batch(seed=5))
     with pytest.warns(RuntimeWarning, match=r"stream is capturing.*goes on with the eager update"):
@@ -425,23 +429,23 @@ def test_compile_update_true_compiles_one_program():
     with the optimizer's step folded in compiles at the second, and no program is compiled for the first alone."""
     policy = build(True, {"policy.learn.compile_update": True})
     compiled_calls = []
-    policy._manual._losses_and_grads = lambda *args: compiled_calls.append("losses_and_grads")
-    policy._manual._losses_grads_and_step = lambda *args: compiled_calls.append("folded") or [torch.zeros(())] * 7
+    policy._update._losses_and_grads = lambda *args: compiled_calls.append("losses_and_grads")
+    policy._update._losses_grads_and_step = lambda *args: compiled_calls.append("folded") or [torch.zeros(())] * 7
     policy.learn_mode.forward(random_batch(seed=0))
     assert compiled_calls == [] and policy._optimizer.state
-    policy._manual._losses_grads_and_step = policy._manual._eager_step  # (its eager form: no compilation here)
+    policy._update._losses_grads_and_step = policy._update._eager_step  # (its eager form: no compilation here)
     policy.learn_mode.forward(random_batch(seed=1))
     assert all(p.grad is None for p in policy.model.parameters())  # the folded program stepped
 
 
 def test_when_the_default_compiles(device):
     """compile_update=None: on a CPU or a GPU, from update AUTO_COMPILE_AFTER on."""
-    from ding_lite.policy.sac_manual import AUTO_COMPILE_AFTER
-    assert build(None, device=device)._compile_at == AUTO_COMPILE_AFTER
-    assert build(None, {"policy.model.critic_head_hidden_size": 256})._compile_at == AUTO_COMPILE_AFTER
-    assert build(None, {"policy.learn.compile_update": False})._compile_at is None
-    assert build(None, {"policy.learn.compile_update": True})._compile_at is None  # compiled from the start
-    assert build(False)._compile_at is None  # autograd's update: nothing to compile
+    assert build(None, device=device)._update.compile_at == AUTO_COMPILE_AFTER
+    assert build(None, {"policy.model.critic_head_hidden_size": 256})._update.compile_at == AUTO_COMPILE_AFTER
+    assert not isinstance(build(None, {"policy.learn.compile_update": False})._update, CompiledUpdate)
+    compiled = build(None, {"policy.learn.compile_update": True})._update
+    assert compiled.compile_at is None and compiled.compiled  # compiled from the start
+    assert isinstance(build(False)._update, AutogradUpdate)  # autograd's update: nothing to compile
     with pytest.raises(ConfigError, match=r"policy.learn.compile_update='auto': must be None"):
         build(None, {"policy.learn.compile_update": "auto"})
 
@@ -451,22 +455,43 @@ def test_the_compiled_update_keeps_freed_memory(mallopt_calls, setting, kept):
     """On a CPU the compiled update turns on keep_freed_memory (inductor allocates its intermediate results afresh
     on every call) unless the run's top-level key is False. (torch.compile compiles at the first call, not here.)"""
     policy = build(True, {"keep_freed_memory": setting})
-    assert mallopt_calls == [] and not policy._manual.compiled  # eager: nothing asked
-    policy._manual.compile()
+    assert mallopt_calls == [] and not policy._update.compiled  # eager: nothing asked
+    policy._update.compile()
     assert mallopt_calls == (["mallopt"] if kept else [])
 
 
 @pytest.mark.slow  # torch.compile: 5-15 s
 def test_the_default_switches_to_the_compiled_update_and_resumes_compiled(tmp_path):
     policy = build(None)
-    policy._compile_at = 2
+    policy._update.compile_at = 2
     for seed in range(3):
-        assert not policy._manual.compiled  # compiles at the start of update 2 (the third)
+        assert not policy._update.compiled  # compiles at the start of update 2 (the third)
         policy.learn_mode.forward(random_batch(seed=seed))
-    assert policy._manual.compiled
+    assert policy._update.compiled
     state = policy.learn_mode.state_dict()
     resumed = build(None)
-    resumed._compile_at = 2
+    resumed._update.compile_at = 2
     resumed.learn_mode.load_state_dict(state)  # learn_steps 3: past the switch
     resumed.learn_mode.forward(random_batch(seed=3))
-    assert resumed._manual.compiled
+    assert resumed._update.compiled
+
+
+@pytest.mark.parametrize("manual, compiled, engine", [
+    (False, None, AutogradUpdate), (None, False, ManualUpdate), (True, False, ManualUpdate),
+    (None, None, CompiledUpdate), (True, True, CompiledUpdate)])
+def test_the_update_engine_is_the_one_the_keys_name(manual, compiled, engine):
+    """learn.manual_update and learn.compile_update choose the engine once, at the learner's start."""
+    chosen = build(manual, {"policy.learn.compile_update": compiled})._update
+    assert type(chosen) is engine
+    if engine is CompiledUpdate:  # None: from update AUTO_COMPILE_AFTER on; True: from the first
+        assert chosen.compile_at == (AUTO_COMPILE_AFTER if compiled is None else None)
+
+
+def test_acting_imports_no_update_engine():
+    """A process that only acts (collectors, evaluators, a deployed policy) loads none of the update engines."""
+    import subprocess
+    import sys
+    code = ("import sys, ding_lite.policy.sac; "
+            "print(sorted(m for m in sys.modules if m.endswith(('_update', '.update'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "manual_update" not in out and "compiled_update" not in out and "autograd_update" not in out, out

@@ -1,6 +1,6 @@
-"""What SAC's action spaces share: the interface of the per-action-space part of :class:`~.sac.SACPolicy` and its
-helpers. The continuous part is :class:`~.sac.ContinuousSAC`; the discrete and mixed ones are in ``sac_discrete``
-and ``sac_mixed``.
+"""What SAC's action spaces share: the interface of the per-action-space part of :class:`~.policy.SACPolicy`
+(:class:`SACActionSpace`: acting and the losses) and one update's losses (:class:`SACLosses`). The continuous part is
+:class:`~.continuous.ContinuousSAC`; the discrete and mixed ones are in :mod:`.discrete` and :mod:`.mixed`.
 
 Shapes are batch-major: B transitions, N critic replicas, D continuous action dims, A (or K) discrete actions.
 """
@@ -24,9 +24,8 @@ class SACLosses:
     their sum: ``critic`` on the critics (its target detached), ``actor`` on the actor (the critics it goes through
     evaluated with ``detach_weights=True`` or detached), ``alpha`` on ``log_alpha`` (the log-probabilities detached).
     ``q`` (N, B) the critics at the taken actions and ``target`` (B,) their regression target; ``actor`` is None
-    where there is no actor (ALF's Boltzmann policy); ``info`` the action space's own logged scalars (entropies).
-    ``stepped``: the update has already taken the optimizer's step and what follows it (the compiled hand-written
-    update, ``sac_manual.AfterGradients``), with the gradient norm in ``info['grad_norm']``."""
+    where there is no actor (ALF's Boltzmann policy); ``info`` the action space's own logged scalars (entropies)
+    and, once the update has taken its step, the gradient norm ``grad_norm``."""
 
     critic: torch.Tensor
     actor: Optional[torch.Tensor]
@@ -34,7 +33,6 @@ class SACLosses:
     q: torch.Tensor
     target: torch.Tensor
     info: Tensors = field(default_factory=dict)
-    stepped: bool = False
 
 
 class SACActionSpace:
@@ -74,7 +72,8 @@ class SACActionSpace:
     def losses(self, data: Tensors, alphas: torch.Tensor, target_critic: nn.Module,
                target_entropy: List[float]) -> SACLosses:
         """The critic, actor and alpha losses of one update on a batch of B transitions (float reward and
-        terminated, (B,)); ``alphas`` (n_alphas,) detached; ``target_critic`` a copy of the critics."""
+        terminated, (B,); prioritised replay's importance weights ``weight`` (B,), if any, on the critics' loss
+        only); ``alphas`` (n_alphas,) detached; ``target_critic`` a copy of the critics."""
         raise NotImplementedError
 
     def alpha_info(self, alphas: torch.Tensor) -> Tensors:

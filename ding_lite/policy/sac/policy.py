@@ -1,86 +1,40 @@
-"""SAC (Haarnoja et al. 2018, "Soft Actor-Critic Algorithms and Applications"), as in ALF, with DI-engine's keys.
+"""SAC (Haarnoja et al. 2018, "Soft Actor-Critic Algorithms and Applications"), as in ALF, with DI-engine's keys:
+:class:`SACPolicy`, which owns the networks, the temperature, the optimiser and the target critics, acts, and runs
+one update (:meth:`SACPolicy._forward_learn`: batch -> losses and gradients -> Adam's step -> target critics -> logged
+values).
 
 SAC maximises the entropy-regularised return with N critics Q_i, slowly moving target copies Q_i' and a temperature
-alpha tuned towards a target entropy. This module is the paper's continuous algorithm, read top to bottom:
-:class:`ContinuousSAC` (acting and the three losses of a tanh-squashed Gaussian actor) and :class:`SACPolicy`, which
-owns the networks, the temperature, the optimiser and the target update, and runs one update.
-
-The other action spaces only change how SAC acts and how its expectations over actions are taken; each is a
-:class:`~.sac_common.SACActionSpace` of its own, picked from ``model.action_space``:
-
-* discrete (:mod:`.sac_discrete`): the actor's softmax (DI-engine's ``discrete_sac``) or, with
-  ``learn.discrete_policy='boltzmann'``, ALF's p(a|s) ∝ exp(Q(s, a)/alpha) with no actor; exact sums over actions;
-* mixed, Tuple(Discrete, Box) (:mod:`.sac_mixed`): the continuous part from the actor, the discrete part from the
-  Boltzmann policy of a Q network that takes the continuous action as input; each part has its own alpha.
-
-Continuous SAC with the built-in networks does not ask autograd for its gradients: :mod:`.sac_manual` computes the
-same losses and writes their gradients out by hand (``learn.manual_update``; faster on a CPU, checked against
-autograd's in the tests), and can run them as one ``torch.compile`` program (``learn.compile_update``).
+alpha tuned towards a target entropy. The action space's part (acting and the losses) is a
+:class:`~.action_space.SACActionSpace` picked from ``model.action_space``: :class:`~.continuous.ContinuousSAC`,
+:class:`~.discrete.DiscreteSAC`, :class:`~.mixed.MixedSAC`. How an update's gradients are computed is an
+:class:`~.update.UpdateEngine` chosen once, at the learner's start (:func:`~.update_choice.make_update_engine`):
+autograd's on the action space's losses (the reference), or for continuous SAC with the built-in networks the same
+update with hand-written gradients, eager or compiled.
 
 The loss math is in :mod:`ding_lite.rl_utils.sac`. Shapes are batch-major: B transitions, N critic replicas, D
 continuous action dims.
 """
 import math
-import warnings
 from collections import deque
 from typing import Any, Deque, Dict, List, Optional, Tuple
 
 import torch
 from easydict import EasyDict
-from torch import nn
 
-from ding_lite.rl_utils import sac as S
 from ding_lite.rl_utils.nstep import nstep_first_transition
-from ding_lite.torch_utils import adam_step, grad_norm, make_optimizer, polyak_update, tree_map
+from ding_lite.torch_utils import make_optimizer, tree_map
 from ding_lite.torch_utils.tree import leading_dim
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
-from .base_policy import Policy
-from .checks import check_positive
-from .sac_common import SACActionSpace, SACLosses, Tensors
-from .sac_discrete import DiscreteSAC
-from .sac_manual import AUTO_COMPILE_AFTER, ActingActor, AfterGradients, CompileFailed, ManualContinuousSAC
-from .sac_manual import unsupported as manual_sac_unsupported
-from .sac_mixed import MixedSAC
-from .sac_temperature import check_temperature_config, target_entropies
-
-
-class ContinuousSAC(SACActionSpace):
-    """SAC on a Box: a tanh-squashed Gaussian actor acting in [-1, 1]^D (the library rescales onto the Box)."""
-
-    def _init_shape(self, shape: Any) -> None:
-        self.action_dim = shape
-        self._acting = ActingActor.of(self.model)  # the built-in actor, layer by layer: fewer calls per action
-
-    def act(self, obs: torch.Tensor, deterministic: bool) -> torch.Tensor:
-        """a = tanh(u), u ~ N(mu(s), std(s)) (or u = mu(s)), (B, D)."""
-        if self._acting is not None:
-            return self._acting(obs, deterministic)
-        return self._squashed_action(obs, deterministic)
-
-    def pack(self, discrete: torch.Tensor, continuous: torch.Tensor) -> torch.Tensor:
-        return continuous
-
-    def losses(self, data: Tensors, alphas: torch.Tensor, target_critic: nn.Module,
-               target_entropy: List[float]) -> SACLosses:
-        """Critic, actor and alpha losses on B transitions: the paper's J_Q, J_pi and J(alpha), one action sample."""
-        obs, action, next_obs, reward = data["obs"], data["action"], data["next_obs"], data["reward"]
-        alpha, gamma = alphas[0], self._discount(data)
-        # Critics: y = r + gamma (1 - terminated) (min_i Q_i'(s', a') - alpha log pi(a'|s')), a' ~ pi(.|s');
-        # every replica regresses y.
-        terminated = self._terminated(data)
-        with torch.no_grad():
-            a2, logp2 = self._squashed_sample(next_obs)
-            q2 = self.model.compute_critic(next_obs, a2, critic=target_critic)
-            target = S.sac_critic_target(reward, q2, logp2, alpha, gamma, terminated)
-        q = self.model.compute_critic(obs, action)
-        critic_loss = S.sac_critic_loss(q, target)
-        # Actor: alpha log pi(a|s) - min_i Q_i(s, a), a ~ pi(.|s) reparameterised; its gradient reaches the actor
-        # through a, not the critics' weights. Temperature: towards entropy -log pi = target entropy.
-        a, logp = self._squashed_sample(obs)
-        actor_loss = S.sac_actor_loss(self.model.compute_critic(obs, a, detach_weights=True), logp, alpha)
-        alpha_loss = S.sac_alpha_loss(self.log_alpha[0], logp, target_entropy[0])
-        return SACLosses(critic_loss, actor_loss, alpha_loss, q, target, {"entropy": -logp.detach().mean()})
+from ..base_policy import Policy
+from ..checks import check_positive
+from .action_space import SACActionSpace, SACLosses
+from .continuous import ContinuousSAC
+from .discrete import DiscreteSAC
+from .mixed import MixedSAC
+from .temperature import check_temperature_config, target_entropies
+from .update import AfterGradients, UpdateEngine
+from .update_choice import make_update_engine
 
 
 ACTION_SPACES = {"continuous": ContinuousSAC, "discrete": DiscreteSAC, "mixed": MixedSAC}
@@ -139,15 +93,15 @@ class SACPolicy(Policy):
             # which ding_lite already bootstraps through (truncated is not terminated).
             ignore_done=False,
             # (bool or None) Continuous actions: compute the losses' gradients by hand instead of with autograd
-            # (policy/sac_manual.py: the same losses and gradients, fewer and larger operations). None: wherever
-            # the model is the built-in QAC with ReLU or tanh layers; True: require it; False: autograd.
+            # (policy/sac/manual_update.py: the same losses and gradients, fewer and larger operations). None:
+            # wherever the model is the built-in QAC with ReLU or tanh layers; True: require it; False: autograd.
             manual_update=None,
             # (bool or None) The hand-written update as one torch.compile program (needs a C++ compiler, or Triton
             # on a GPU; compiles for 3-18 s): 1.5x faster per update at [64, 64] on a CPU, 1.1-1.3x at [256, 256];
             # on a GPU it runs as a CUDA graph, 3.2-3.8x faster on an H100 (docs/sac.md#speed). None: from
-            # update 5,000 on, on a CPU or a GPU (sac_manual.AUTO_COMPILE_AFTER: where a run is likely to repay the
-            # compilation; if it fails, the run warns and goes on eagerly); True: from the first update; False:
-            # never. On a CPU it turns on the top-level keep_freed_memory unless that is False.
+            # update 5,000 on, on a CPU or a GPU (policy/sac/compiled_update.py, AUTO_COMPILE_AFTER: where a run is
+            # likely to repay the compilation; if it fails, the run warns and goes on eagerly); True: from the first
+            # update; False: never. On a CPU it turns on the top-level keep_freed_memory unless that is False.
             compile_update=None,
         ),
         collect=dict(n_sample=1),
@@ -293,92 +247,45 @@ class SACPolicy(Policy):
         # One target per temperature, checked against the entropies this action space can have.
         self._target_entropy = target_entropies(learn, self._actions.head_sizes(),
                                                 self._cfg.model.get("log_std_min", -20.0), "policy.learn")
-        self._manual = self._manual_update()
+        after = AfterGradients(self._optimizer, self._trained_params, self._log_alpha, learn.auto_alpha,
+                               learn.min_log_alpha, learn.max_log_alpha, self._target_params, self._critic_params,
+                               learn.target_theta)
+        # How the update's gradients are computed (learn.manual_update, learn.compile_update): chosen once, here.
+        self._update: UpdateEngine = make_update_engine(learn, self._actions, self._target_critic,
+                                                        self._target_entropy, after, self._device)
         self._learn_steps = 0
 
-    def _manual_step(self, data: Dict[str, Any], alphas: torch.Tensor) -> SACLosses:
-        """The hand-written update's step; from update ``_compile_at`` on, compiled (``learn.compile_update=None``:
-        if that fails, a warning and the eager update for the rest of the run)."""
-        if self._compile_at is not None and self._learn_steps >= self._compile_at and not self._manual.compiled:
-            self._manual.compile()  # (also after a resume past that update)
-        flat = self._model.flatten_obs
-        args = (flat(data["obs"]), data["action"], flat(data["next_obs"]), data["reward"],
-                self._actions._terminated(data), self._actions._discount(data), alphas[0], self._target_entropy[0],
-                data.get("weight"), self._cfg.learn.auto_alpha)
-        try:
-            return self._manual.step(*args)
-        except CompileFailed as error:
-            if self._cfg.learn.compile_update is True:
-                raise
-            warnings.warn(f"{error}; this run goes on with the eager update", RuntimeWarning)
-            self._manual.uncompile()
-            self._compile_at = None
-            return self._manual.step(*args)
-
-    def _manual_update(self) -> Optional[ManualContinuousSAC]:
-        """The hand-written update where ``learn.manual_update`` asks for it and the model allows it, else None."""
-        mode, compiled = self._cfg.learn.manual_update, self._cfg.learn.compile_update
-        self._compile_at: Optional[int] = None  # the update from which a compiled program takes over (None: never)
-        why_not = manual_sac_unsupported(self._model)
-        if compiled and (mode is False or why_not):
-            raise ConfigError(f"policy.learn.compile_update=True compiles the hand-written update, but "
-                              f"{'policy.learn.manual_update=False' if mode is False else why_not}: set "
-                              f"compile_update to False")
-        if mode is False or (mode is None and why_not):
-            return None
-        if why_not:
-            raise ConfigError(f"policy.learn.manual_update=True, but {why_not}: set it to None (autograd where the "
-                              f"hand-written update does not apply) or False")
-        manual = ManualContinuousSAC(self._model, self._log_alpha, self._target_critic, compiled is True)
-        self._compile_at = AUTO_COMPILE_AFTER if compiled is None and self._device.type in ("cpu", "cuda") else None
-        learn = self._cfg.learn  # the compiled program takes the optimizer's step too, and every update's Polyak
-        manual.fold(AfterGradients(self._optimizer, learn.min_log_alpha, learn.max_log_alpha,
-                                   learn.target_theta if learn.target_update_period == 1 else None))
-        return manual
-
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, float]:
-        """One update of the critics, the actor and alpha, then (every period) the target critics; ``data`` leaves
-        are (B, ...) transitions.
+        """One update of the critics, the actor and alpha, then (every ``learn.target_update_period`` updates) the
+        target critics; ``data`` leaves are (B, ...) transitions.
 
         As in ALF, the three losses are computed from the same parameters and stepped together: the actor's loss
         sees the critics before this update's step (SB3 steps the critics first; the difference is one update).
         """
+        batch = self._learn_batch(data)
+        alphas = self._alphas()
+        update_targets = (self._learn_steps + 1) % self._cfg.learn.target_update_period == 0
+        # losses -> gradients -> Adam's step (and log alpha's clamp) -> with update_targets, the target critics
+        losses = self._update(batch, alphas, self._learn_steps, update_targets)
+        self._learn_steps += 1
+        return self._learn_info(losses, alphas)
+
+    def _learn_batch(self, data: Dict[str, Any]) -> Dict[str, torch.Tensor]:
+        """The sampled transitions on the policy's device, observations normalised, reward and terminated float."""
         data = tree_map(lambda x: x.to(self._device, non_blocking=True), data)
         data["obs"], data["next_obs"] = self._normalized(data["obs"]), self._normalized(data["next_obs"])
         data["reward"] = data["reward"].float()
         data["terminated"] = data["terminated"].float()
-        alphas = self._alphas()
-        learn = self._cfg.learn
-        if self._manual is not None:  # the same losses, their gradients written out by hand (sac_manual.py)
-            losses = self._manual_step(data, alphas)
-        else:
-            self._optimizer.zero_grad(set_to_none=True)
-            losses = self._actions.losses(data, alphas, self._target_critic, self._target_entropy)
-            if "weight" in data:  # prioritised replay's importance weights (B,): on the critics' loss only
-                losses.critic = S.sac_critic_loss(losses.q, losses.target, data["weight"])
-            # Each loss reaches only its own parameters (SACLosses), so one backward of their sum gives every
-            # gradient.
-            total = losses.critic
-            if losses.actor is not None:
-                total = total + losses.actor
-            if learn.auto_alpha:
-                total = total + losses.alpha
-            total.backward()
+        return data
+
+    def _learn_info(self, losses: SACLosses, alphas: torch.Tensor) -> Dict[str, Any]:
+        """What the learner logs of one update (0-dim tensors: it converts only what it logs), and with
+        ``policy.priority`` each sample's new priority."""
         info = dict(losses.info)
         if losses.actor is not None:
             info["actor_loss"] = losses.actor.detach()
-        if learn.auto_alpha:
+        if self._cfg.learn.auto_alpha:
             info["alpha_loss"] = losses.alpha.detach()
-        if not losses.stepped:  # (the compiled hand-written update takes these steps itself)
-            info["grad_norm"] = grad_norm(self._trained_params)  # before the step: the learner checks it is finite
-            adam_step(self._optimizer)
-            if learn.auto_alpha:  # a fixed alpha is the user's own number
-                S.clamp_log_alpha_(self._log_alpha, learn.max_log_alpha, learn.min_log_alpha)
-        self._learn_steps += 1
-        polyak_taken = losses.stepped and self._manual.after.target_theta is not None
-        if self._learn_steps % learn.target_update_period == 0 and not polyak_taken:
-            polyak_update(self._target_params, self._critic_params, learn.target_theta)
-
         info.update(critic_loss=losses.critic.detach(), q_mean=losses.q.detach().mean(),
                     target_q_mean=losses.target.mean(), **self._actions.alpha_info(alphas))
         if self._cfg.priority:  # (B,) |TD error| averaged over the critics, for the replay buffer
@@ -389,7 +296,7 @@ class SACPolicy(Policy):
             info.update(cur_lr_q=groups[0]["lr"], cur_lr_alpha=groups[1]["lr"])
             if len(groups) > 2:
                 info["cur_lr_policy"] = groups[2]["lr"]
-        return info  # 0-dim tensors: the learner converts only what it logs
+        return info
 
     def _monitor_vars_learn(self) -> List[str]:
         return ["critic_loss", "actor_loss", "alpha_loss", "alpha", "alpha_discrete", "entropy", "entropy_discrete",

@@ -11,7 +11,7 @@ from torch import nn
 
 from ding_lite.rl_utils import sac as S
 
-from .sac_common import SACActionSpace, SACLosses, Tensors
+from .action_space import SACActionSpace, SACLosses, Tensors
 
 
 class MixedSAC(SACActionSpace):
@@ -46,7 +46,7 @@ class MixedSAC(SACActionSpace):
             log_probs2 = S.boltzmann_policy(S.ensemble_min(self.model.compute_critic(next_obs, a2)), alpha_d)[1]
             target = S.mixed_sac_critic_target(reward, q2, log_probs2, logp2, alpha_d, alpha_c, gamma, terminated)
         q = S.gather_q(self.model.compute_critic(obs, action["continuous"]), action["discrete"])
-        critic_loss = S.sac_critic_loss(q, target)
+        critic_loss = S.sac_critic_loss(q, target, data.get("weight"))
         # Actor (the continuous part, exact over k; its gradient reaches the actor through a_c, not the critics'
         # weights) and the two temperatures.
         a, logp = self._squashed_sample(obs)

@@ -11,7 +11,7 @@ from torch import nn
 
 from ding_lite.rl_utils import sac as S
 
-from .sac_common import SACActionSpace, SACLosses, Tensors
+from .action_space import SACActionSpace, SACLosses, Tensors
 
 
 class DiscreteSAC(SACActionSpace):
@@ -52,7 +52,7 @@ class DiscreteSAC(SACActionSpace):
             target = S.discrete_sac_critic_target(reward, q2, log_probs2, alpha, gamma, terminated)
         q_all = self.model.compute_critic(obs)  # (N, B, A)
         q = S.gather_q(q_all, action)
-        critic_loss = S.sac_critic_loss(q, target)
+        critic_loss = S.sac_critic_loss(q, target, data.get("weight"))
         # Actor (none for the Boltzmann policy) and the exact entropy alpha is tuned on, from the same Q(s, .).
         q_now = q_all.detach()
         log_probs = self._log_probs(obs, q_now, alpha)
