@@ -38,3 +38,39 @@ def _restore_torch_threads():
 def device(request) -> str:
     """The test on the CPU, and again on a GPU where torch sees one (``-k cuda`` picks those runs)."""
     return request.param
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--all-seeds", action="store_true", default=False,
+        help="run the learning tests (marked slow) on every seed they list; by default each runs on its first seed")
+
+
+def _listed_seeds(item) -> list:
+    """The seeds a test's ``@pytest.mark.parametrize("seed", [...])`` lists, in order ([] if it lists none)."""
+    for mark in item.iter_markers("parametrize"):
+        names = mark.args[0]
+        names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+        if names == ["seed"]:
+            return [p.values[0] if hasattr(p, "values") else p for p in mark.args[1]]
+    return []
+
+
+def pytest_collection_modifyitems(config, items):
+    """A learning test states its claim for several seeds; CI runs the first, ``--all-seeds`` runs them all.
+
+    Each learning test's docstring gives the env steps every listed seed took against the budget it asserts, so the
+    first seed carries the claim in CI and the others are the statistical check a change to an algorithm runs."""
+    if config.getoption("--all-seeds"):
+        return
+    kept, dropped = [], []
+    for item in items:
+        seeds = _listed_seeds(item) if item.get_closest_marker("slow") else []
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if seeds and "seed" in params and params["seed"] != seeds[0]:
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
