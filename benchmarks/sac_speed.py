@@ -23,11 +23,11 @@ Needs the extra `bench` (stable-baselines3, sbx-rl). Writes benchmarks/results/s
 ``--autograd`` adds ding_lite with autograd's update (``policy.learn.manual_update=False``) to each row, beside the
 hand-written update that continuous SAC uses by default; ``--compiled`` adds it with that update compiled from the
 first update (``policy.learn.compile_update=True``; the rate's difference of two runs leaves the compilation out).
-ding_lite's default compiles that update at update 5,000 on a CPU (``sac_manual.AUTO_COMPILE_AFTER``): the default
---steps (6000 9000) put both runs past it, so the rate is the compiled update's, with the compilation (once per run)
-cancelling out; both runs must be on the same side of it. Before the first round one short compiled run fills
-inductor's on-disk cache, so that every run compiles alike (its wall time, start-up and a cold compilation included,
-is ``compile_warmup_run_s``; benchmarks/studies/sac_compiled_step.py times the compilation itself).
+ding_lite's default compiles that update at update 5,000 on a CPU (``sac.compiled_update.AUTO_COMPILE_AFTER``): the
+default --steps (6000 9000) put both runs past it, so the rate is the compiled update's, with the compilation (once per
+run) cancelling out; both runs must be on the same side of it. Before the first round one short compiled run fills
+inductor's on-disk cache, so that every run compiles alike (its wall time, start-up and a cold compilation included, is
+``compile_warmup_run_s``; benchmarks/studies/sac_compiled_step.py times the compilation itself).
 """
 import argparse
 import json

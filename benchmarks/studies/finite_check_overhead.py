@@ -32,7 +32,7 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
 sys.path.insert(0, ROOT)
 
-import ding_lite.policy.sac as sac_module  # noqa: E402
+import ding_lite.policy.sac.update as sac_update  # noqa: E402  (where SAC's update takes the gradient norm)
 from ding_lite.config import read_config_file  # noqa: E402
 from ding_lite.entry.build import build, compile_input  # noqa: E402
 from ding_lite.policy.base_policy import LearnMode  # noqa: E402
@@ -68,12 +68,12 @@ class LearnerBefore(Learner):
 @contextmanager
 def no_sac_grad_norm() -> Iterator[None]:
     """SAC as it was before: no gradient norm (a constant stands in for it)."""
-    real, zero = sac_module.grad_norm, torch.zeros(())
-    sac_module.grad_norm = lambda params: zero
+    real, zero = sac_update.grad_norm, torch.zeros(())
+    sac_update.grad_norm = lambda params: zero
     try:
         yield
     finally:
-        sac_module.grad_norm = real
+        sac_update.grad_norm = real
 
 
 def setup(case: str, seed: int = 0):

@@ -10,7 +10,7 @@ batch 256) and times, on a fixed random batch, the eager update against one comp
 
 these three against the autograd update (``policy.learn.manual_update=False``); and
 
-* ``manual``: the hand-written update (the default, ``policy/sac_manual.py``) against itself compiled
+* ``manual``: the hand-written update (the default, ``policy/sac/manual_update.py``) against itself compiled
   (``policy.learn.compile_update=True``: its losses and gradients as one ``fullgraph`` program, Adam eager);
 * ``manual_unkept``: the same with the top-level ``keep_freed_memory=False``, which the compiled update otherwise
   turns on (glibc then returns the memory of the program's fresh intermediate results after each call).

@@ -8,8 +8,8 @@ the logged scalars (``worker.learner.to_floats``), so the time covers the device
 * ``autograd``: ``policy.learn.manual_update=False``;
 * ``manual``: the hand-written update, eager (``manual_update=True, compile_update=False``; the default on a GPU);
 * ``compiled``: ``compile_update=True``, one ``torch.compile`` program per update with the optimizer's step, the
-  temperature's clamp and the Polyak update folded in (``policy/sac_manual.py``); on a GPU it is recorded once as a
-  CUDA graph and replayed, one launch instead of a few hundred;
+  temperature's clamp and the Polyak update folded in (``policy/sac/compiled_update.py``); on a GPU it is recorded once
+  as a CUDA graph and replayed, one launch instead of a few hundred;
 * ``compiled_no_graphs`` (CUDA only, not a config setting): that same program without the CUDA graph, to show what
   the graph adds.
 
@@ -67,10 +67,11 @@ def random_batch(batch: int, device: str, seed: int) -> dict:
 
 
 def without_graphs(policy) -> None:
-    """The folded program compiled as the policy compiles it, less the CUDA graph."""
-    manual = policy._manual
-    manual._graphs = False
-    manual._losses_grads_and_step = torch.compile(manual._eager_step, fullgraph=True, dynamic=False)
+    """The folded program compiled as the policy compiles it, less the CUDA graph (the policy's update engine is a
+    ``CompiledUpdate``, compiled when it was built: ``compile_update=True``)."""
+    engine = policy._update
+    engine._graphs = False
+    engine._losses_grads_and_step = torch.compile(engine._eager_step, fullgraph=True, dynamic=False)
 
 
 def updater(policy, variant: str) -> Callable[[dict], List[float]]:

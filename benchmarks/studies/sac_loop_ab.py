@@ -10,8 +10,8 @@ ratio of each round's pair is reported (median and interquartile range), so that
 both alike. Changes:
 
 * ``fold``: the compiled hand-written update without and with the optimizer's step, the temperature's clamp and the
-  Polyak update inside its program (``sac_manual.ManualContinuousSAC.fold``), both ``compile_update=True``;
-* ``acting``: acting through the actor's modules against layer by layer (``sac_manual.ActingActor``).
+  Polyak update inside its program (``sac.compiled_update.CompiledUpdate.fold``), both ``compile_update=True``;
+* ``acting``: acting through the actor's modules against layer by layer (``sac.acting.ActingActor``).
 
 Writes benchmarks/studies/results/sac_loop_ab.json.
 
@@ -38,7 +38,7 @@ def build(change: str, after: bool, hidden: int, threads: int):
     shape = argparse.Namespace(hidden=hidden, batch=256, obs=3, act=1)
     _, policy, _ = P.build_policy(shape, threads, {"policy.learn.compile_update": change == "fold"})
     if change == "fold" and not after:
-        policy._manual.after = None
+        policy._update.folded = False
     if change == "acting" and not after:
         policy._actions._acting = None
     return policy

@@ -4,7 +4,7 @@ Builds ding_lite's continuous SAC through the real config path (pendulum_sac.py,
 as HalfCheetah's 17/6) with [H, H] actor and critics, and times on a fixed random batch:
 
 * ``update``: the whole ``_forward_learn`` (what the learner calls), median over --updates, for the default update
-  (continuous SAC's hand-written gradients, ``policy/sac_manual.py``; lever ``-``) and the autograd one (lever
+  (continuous SAC's hand-written gradients, ``policy/sac/manual_update.py``; lever ``-``) and the autograd one (lever
   ``autograd``: ``policy.learn.manual_update=False``);
 * its phases, timed one after the other in a copy of the same steps: ``forward`` (the three losses) and
   ``backward`` of the autograd update, ``forward_backward`` of the hand-written one (one call gives its losses and
@@ -77,18 +77,20 @@ def phases(policy, batch: dict, n: int) -> dict:
     """The update's steps as in SACPolicy._forward_learn, each timed on its own (median ms): ``forward`` (the
     losses) and ``backward`` of the autograd update, or ``forward_backward`` of the hand-written one (its losses and
     gradients come out of one call); then ``optimizer``."""
+    from ding_lite.policy.sac.manual_update import ManualUpdate
     from ding_lite.rl_utils import sac as S
     from ding_lite.torch_utils import adam_step, grad_norm, polyak_update
     learn = policy._cfg.learn
+    engine = policy._update  # its losses and gradients, then the optimizer's step below, as the engine runs them
+    manual = isinstance(engine, ManualUpdate)
     fwd, bwd, opt = [], [], []
     for _ in range(n):
         t0 = time.perf_counter()
         data = dict(batch, reward=batch["reward"].float(), terminated=batch["terminated"].float())
         policy._optimizer.zero_grad(set_to_none=True)
-        if policy._manual is not None:
-            policy._manual.step(data["obs"], data["action"], data["next_obs"], data["reward"], data["terminated"],
-                                learn.discount_factor, policy._alphas()[0],
-                                policy._target_entropy[0], None, learn.auto_alpha)
+        if manual:
+            with torch.no_grad():
+                engine._set_gradients(engine._losses_and_grads(*engine._inputs(data, policy._alphas())))
             t1 = time.perf_counter()
         else:
             losses = policy._actions.losses(data, policy._alphas(), policy._target_critic, policy._target_entropy)
@@ -101,7 +103,7 @@ def phases(policy, batch: dict, n: int) -> dict:
         polyak_update(policy._target_params, policy._critic_params, learn.target_theta)
         t3 = time.perf_counter()
         fwd.append(t1 - t0), bwd.append(t2 - t1), opt.append(t3 - t2)
-    if policy._manual is not None:
+    if manual:
         fwd, bwd = [a + b for a, b in zip(fwd, bwd)], None
     names = (("forward_backward", fwd), ("optimizer", opt)) if bwd is None else \
         (("forward", fwd), ("backward", bwd), ("optimizer", opt))

@@ -19,14 +19,14 @@ from .action_space import SACActionSpace, SACLosses, Tensors
 from .manual_update import ManualUpdate, Workspace
 from .update import AfterGradients
 
-# policy.learn.compile_update=None compiles the update on a CPU or a GPU from this update on. The compiled update
-# saves 0.5 ms per update at [64, 64] and about 1 ms at [256, 256] on 2 CPU threads (benchmarks/sac_compiled_step.py
+# policy.learn.compile_update=None compiles the update on a CPU or a GPU from this update on. The compiled update saves
+# 0.5 ms per update at [64, 64] and about 1 ms at [256, 256] on 2 CPU threads (benchmarks/studies/sac_compiled_step.py
 # --variants manual, docs/sac.md#speed) for 3 s of compilation (7-12 s with a cold inductor cache): repaid after
-# 3,000-6,000 more updates with a warm cache. By update 5,000 a run has spent 8-25 s on updates, so the compilation
-# adds 12-45% to a run that stops right there (more the first time on a machine), and a run past about 11,000 updates
-# gains. On an H100 (benchmarks/sac_gpu_update.py) the compiled update with its CUDA graph takes 0.93 ms against
-# 3.49 eager at [256, 256] (1.06 against 3.42 at [64, 64]), for 10-18 s of compilation: repaid after 4,000-7,500
-# more updates.
+# 3,000-6,000 more updates with a warm cache. By update 5,000 a run has spent 8-25 s on updates, so the compilation adds
+# 12-45% to a run that stops right there (more the first time on a machine), and a run past about 11,000 updates gains.
+# On an H100 (benchmarks/studies/sac_gpu_update.py) the compiled update with its CUDA graph takes 0.93 ms against 3.49
+# eager at [256, 256] (1.06 against 3.42 at [64, 64]), for 10-18 s of compilation: repaid after 4,000-7,500 more
+# updates.
 AUTO_COMPILE_AFTER = 5_000
 
 

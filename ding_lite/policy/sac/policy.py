@@ -43,7 +43,7 @@ ACTION_SPACES = {"continuous": ContinuousSAC, "discrete": DiscreteSAC, "mixed": 
 @POLICY_REGISTRY.register("sac")
 class SACPolicy(Policy):
     """Soft actor-critic with N critic replicas (``model.num_critics``) and automatic entropy tuning (one temperature
-    per part of the action); the action space's part (acting, losses) is an :class:`~.sac_common.SACActionSpace`."""
+    per part of the action); the action space's part (acting, losses) is an :class:`~.action_space.SACActionSpace`."""
 
     action_bound = "rescale"
     # policy.priority: per-sample priority mean_i |y - Q_i(s, a)| over the critics; IS weights scale the critics' loss.
@@ -78,7 +78,7 @@ class SACPolicy(Policy):
             # (float, list or dict) Target entropy of each temperature; None: -dim(A) for continuous actions,
             # target_entropy_ratio * log|A| for discrete ones. A number for an action with one part; for a mixed
             # action one per part, [discrete, continuous] or dict(discrete=..., continuous=...). A discrete part's
-            # must be in (0, log|A|), a continuous part's below 0.6836 * dim(A) (see policy/sac_temperature.py).
+            # must be in (0, log|A|), a continuous part's below 0.6836 * dim(A) (see policy/sac/temperature.py).
             target_entropy=None,
             # (float) Discrete (and mixed discrete part) target entropy as a fraction of log|A|, in (0, 1).
             target_entropy_ratio=0.5,
