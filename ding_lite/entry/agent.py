@@ -274,6 +274,10 @@ def _spec_of(cfg: EasyDict, state: dict, ckpt: str) -> Tuple[EnvSpec, bool]:
         env.close()
 
 
+def _as_list(x) -> list:
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
 def check_record_fits_config(spec: EnvSpec, cfg: EasyDict, ckpt: str) -> None:
     """The checkpoint's recorded action space (``meta['env']``) against what the run's config says of its env
     (``policy.action_space``, ``policy.model.action_shape``, filled from the env when the run started): a checkpoint
@@ -286,8 +290,7 @@ def check_record_fits_config(spec: EnvSpec, cfg: EasyDict, ckpt: str) -> None:
                         f"{configured!r}")
     shape = cfg.policy.model.get("action_shape")
     if shape is not None and not problems:
-        as_list = (lambda x: list(x) if isinstance(x, (list, tuple)) else [x])
-        if as_list(shape) != as_list(spec.model_action_shape):
+        if _as_list(shape) != _as_list(spec.model_action_shape):
             problems.append(f"action shape: checkpoint {spec.model_action_shape!r}, config policy.model.action_shape "
                             f"{shape!r}")
     if problems:

@@ -117,6 +117,10 @@ def spec_from_record(record: dict, obs_space: Optional[dict] = None, obs_shape: 
                    n_discrete=record.get("n_discrete"), obs_space=obs_space)
 
 
+def _plain(x):
+    return None if x is None else np.asarray(x).tolist()
+
+
 def action_space_differences(saved: EnvSpec, current: EnvSpec) -> List[str]:
     """How the action space of ``current`` differs from ``saved`` (type, sizes, Box bounds), one item per key."""
     out = []
@@ -131,6 +135,5 @@ def action_space_differences(saved: EnvSpec, current: EnvSpec) -> List[str]:
         if (a is None) != (b is None) or (a is not None and not np.array_equal(np.asarray(a, np.float32),
                                                                                 np.asarray(b, np.float32),
                                                                                 equal_nan=True)):
-            plain = (lambda x: None if x is None else np.asarray(x).tolist())
-            out.append(f"{key}: checkpoint {plain(a)}, env {plain(b)}")
+            out.append(f"{key}: checkpoint {_plain(a)}, env {_plain(b)}")
     return out

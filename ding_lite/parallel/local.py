@@ -16,9 +16,9 @@ import signal
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-import torch.multiprocessing
 
 from ding_lite.utils.parent_death import die_with_parent
+from ding_lite.utils.start_method import process_context
 
 from .roles import ROLES, State, WorkerKey, WorkerSpec, run_role
 from .weights import SharedWeights
@@ -130,7 +130,7 @@ class LocalBackend:
     name = "local"
 
     def __init__(self, collector_num: int, queue_size: int, template: State) -> None:
-        self._ctx = torch.multiprocessing.get_context("spawn")
+        self._ctx = process_context(preload=[__name__])
         self._stop = self._ctx.RawValue("b", 0)
         self._weights = {role: SharedWeights(template, self._ctx) for role in ROLES}
         self._credits = Credits(self._ctx, collector_num, queue_size)

@@ -1,7 +1,6 @@
 """Nothing lost at the last second: a stop signal or an env error inside the final evaluation (after training has
 ended) still writes ckpt_last and result.json, whole, with the stop reason that ended the run; Ctrl-C to the whole
 process group of a run with 'subprocess' env processes is an interrupt (exit 130/143), not a broken pipe."""
-import json
 import os
 import signal
 import subprocess

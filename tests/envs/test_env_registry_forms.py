@@ -11,7 +11,7 @@ from ding_lite.envs import env_factory, make_vector_env
 from ding_lite.utils import UserError
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import custom_env_helpers  # noqa: E402  (registers the test_forms_* entries)
+import custom_env_helpers  # noqa: E402, F401  (registers the test_forms_* entries)
 
 FORMS = "ding_lite takes one of: a class with a static or class method make"
 

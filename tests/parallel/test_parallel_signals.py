@@ -33,17 +33,24 @@ def _descendants(pid: int):
     return out
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return b""
+
+
 def _spawned_workers(pid: int):
-    """The worker processes below ``pid``: those started by multiprocessing's spawn (collectors, evaluator), not its
-    resource tracker."""
+    """The worker processes below ``pid`` (collectors, evaluator): those multiprocessing started, whether spawned
+    (``spawn_main``) or forked by its fork server (whose children share its command line), not the fork server
+    itself or the resource tracker."""
     workers = []
     for child in _descendants(pid):
-        try:
-            with open(f"/proc/{child}/cmdline", "rb") as f:
-                if b"spawn_main" in f.read():
-                    workers.append(child)
-        except (FileNotFoundError, ProcessLookupError):
-            continue
+        cmd = _cmdline(child)
+        if b"spawn_main" in cmd or (b"forkserver" in cmd and _descendants(child) == [] and any(
+                b"forkserver" in _cmdline(p) and child in _descendants(p) for p in _descendants(pid) if p != child)):
+            workers.append(child)
     return workers
 
 

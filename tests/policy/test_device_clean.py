@@ -18,7 +18,6 @@ from ding_lite.policy.base_policy import Policy
 from ding_lite.utils import POLICY_REGISTRY
 from ding_lite.worker import Learner
 
-from sac_helpers import Sac
 
 STANDIN = torch.device("meta")
 T, N, OBS_DIM = 6, 4, 4

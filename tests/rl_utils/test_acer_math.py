@@ -373,10 +373,10 @@ def test_discrete_trust_region_pipeline_matches_plain_loss_when_inactive():
     """Policy-author usage: with a loose trust region the surrogate moves the network exactly as the loss does; with
     a tight one the step on the statistics respects k^T z <= delta."""
     g = gen(10)
-    T, B, O, A = 5, 3, 4, 3
-    obs = torch.randn(T, B, O, generator=g, dtype=D64)
-    net = torch.nn.Linear(O, A).double()
-    avg_net = torch.nn.Linear(O, A).double()
+    T, B, OBS, A = 5, 3, 4, 3
+    obs = torch.randn(T, B, OBS, generator=g, dtype=D64)
+    net = torch.nn.Linear(OBS, A).double()
+    avg_net = torch.nn.Linear(OBS, A).double()
     d = discrete_case(T, B, A, seed=11)
     logits = net(obs)
     out = acer_policy_loss_discrete(logits, d['behaviour_logits'], d['actions'], d['q_values'], d['q_targets'], 1.0)
