@@ -1,6 +1,7 @@
 """compile_config layering and validation, --set parsing, config files and total_config.py round trips."""
 import copy
 import math
+import multiprocessing
 import os
 import sys
 import textwrap
@@ -282,7 +283,9 @@ def test_unknown_component_types_are_registry_errors():
 
 def test_subprocess_manager_defaults():
     cfg = compile_config(MAIN, dict(CREATE, env_manager=dict(type="subprocess")))
-    assert cfg.env.manager.type == "subprocess" and cfg.env.manager.context == "spawn"
+    # the fork server where the platform has one (Linux, macOS), else spawn (Windows): utils/start_method.py
+    expected = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    assert cfg.env.manager.type == "subprocess" and cfg.env.manager.context == expected
 
 
 # ---- overrides -----------------------------------------------------------------------------------------------------

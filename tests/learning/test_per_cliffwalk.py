@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchmarks", "per_cliffwalk.py")
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchmarks", "studies", "per_cliffwalk.py")
 
 
 def per_cliffwalk():
