@@ -34,7 +34,7 @@ def build_error_message(err: BaseException, env_name: str, role: str, index: int
     """The one line the main process raises for an env that failed to build in env process ``index``."""
     where = where_raised(err)
     return (f"env '{env_name}' ({role} env {index}) could not be built in its env process (env.manager.type="
-            f"'subprocess', a spawned process that shares nothing with this one): {type(err).__name__}: {err}"
+            f"'subprocess', a separate process that shares nothing with this one): {type(err).__name__}: {err}"
             f"{f' (raised at {where})' if where else ''}. It builds in this process, so check what the env needs "
             f"in a fresh process: modules to import (env.import_names), files relative to the working directory, "
             f"environment variables; or use env.manager.type='base' (envs in this process)")
