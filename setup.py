@@ -21,8 +21,9 @@ setup(
         "tqdm",
     ],
     extras_require={
-        # minigrid: a third-party Dict-observation env for the env tests; ruff: the lint step of .ci/run (.ci/ruff.toml)
-        "test": ["pytest>=7", "minigrid", "ruff>=0.6"],
+        # minigrid: a third-party Dict-observation env for the env tests; pytest-xdist: .ci/run's two test workers;
+        # ruff: its lint step (.ci/ruff.toml)
+        "test": ["pytest>=7", "pytest-xdist>=3.5", "minigrid", "ruff>=0.6"],
         # 2.59: the first Ray whose local instances (ray.init without an address) turn token authentication on by
         # default (2.52-2.58 had it off unless RAY_AUTH_MODE=token), on top of ding_lite's loopback-only binding.
         "ray": ["ray[default]>=2.59"],

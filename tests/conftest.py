@@ -11,6 +11,17 @@ sys.path[:0] = [os.path.join(HERE, "entry"), os.path.join(HERE, "parallel")]
 
 from entry_helpers import Cli  # noqa: E402
 
+# Under pytest-xdist (``-n 2``, as .ci/run) two workers share the machine's cores: one torch thread each, since
+# OpenMP threads that spin-wait for a core the other worker holds burn CPU time for nothing.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    torch.set_num_threads(1)
+
+# Test files that start Ray instances (the docs' examples too: README.md and parallel.md run `--backend ray`): under
+# ``--dist loadgroup`` they run on one worker, one after another, so no two Ray instances compete for the cores or
+# read each other's processes.
+RAY_FILES = ("test_doc_examples.py", "test_parallel_pipeline.py", "test_ray_failures.py", "test_ray_backend.py", "test_nested_obs_parallel.py",
+             "test_recurrent_parallel.py", "test_ray_cluster.py")
+
 
 @pytest.fixture
 def cli() -> Cli:
@@ -61,6 +72,9 @@ def pytest_collection_modifyitems(config, items):
 
     Each learning test's docstring gives the env steps every listed seed took against the budget it asserts, so the
     first seed carries the claim in CI and the others are the statistical check a change to an algorithm runs."""
+    for item in items:  # under --dist loadgroup each test file runs on one worker, the Ray files together
+        name = os.path.basename(str(item.fspath))
+        item.add_marker(pytest.mark.xdist_group("ray" if name in RAY_FILES else os.path.relpath(str(item.fspath), HERE)))
     if config.getoption("--all-seeds"):
         return
     kept, dropped = [], []
