@@ -19,7 +19,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from ding_lite.utils import ENV_MANAGER_REGISTRY, Configurable
 from ding_lite.utils.env_worker import env_worker
-from ding_lite.utils.start_method import DEFAULT as START_METHOD, process_context
+from ding_lite.utils.start_method import DEFAULT as START_METHOD, preload_fork_server
 
 from .gym_env import ROLES, env_factory
 from .subprocess_vector_env import SubprocessVectorEnv
@@ -57,7 +57,7 @@ class SubprocessEnvManager(Configurable):
         with warnings.catch_warnings():  # gymnasium's report of a worker's error (as warnings) would repeat the
             # EnvBuildError's message with the whole traceback, on many lines, before it
             warnings.filterwarnings("ignore", message=r".*ERROR: ", module=r"gymnasium\.vector\.async_vector_env")
-            process_context(env_cfg.manager.context)  # the fork server's preloaded modules
+            preload_fork_server(env_cfg.manager.context)  # gymnasium starts the processes itself
             return SubprocessVectorEnv([env_factory(env_cfg, role)] * num_envs, autoreset_mode=AutoresetMode.SAME_STEP,
                                   context=env_cfg.manager.context, worker=worker)
 

@@ -19,11 +19,20 @@ PRELOAD = ("torch", "numpy", "gymnasium", "ding_lite.utils.env_worker")
 DEFAULT = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
+_preloaded = list(PRELOAD)
+
+
+def preload_fork_server(method: str, modules: Iterable[str] = ()) -> None:
+    """For ``'forkserver'``: the server imports ``PRELOAD`` and ``modules`` (and those asked for before) when it
+    starts; a server already running in this process is left as it is. Other methods: nothing to do."""
+    if method == "forkserver":
+        _preloaded.extend(m for m in modules if m not in _preloaded)
+        multiprocessing.forkserver.set_forkserver_preload(list(_preloaded))
+
+
 def process_context(method: str = DEFAULT, preload: Iterable[str] = ()):
-    """torch's multiprocessing context for ``method``; for ``'forkserver'``, the server imports ``PRELOAD`` and
-    ``preload`` (which take effect if the server has not started yet in this process)."""
+    """torch's multiprocessing context for ``method``, the fork server's modules set (:func:`preload_fork_server`)."""
     import torch.multiprocessing
 
-    if method == "forkserver":
-        multiprocessing.forkserver.set_forkserver_preload(list(dict.fromkeys([*PRELOAD, *preload])))
+    preload_fork_server(method, preload)
     return torch.multiprocessing.get_context(method)
