@@ -16,9 +16,9 @@ from entry_helpers import Cli  # noqa: E402
 if os.environ.get("PYTEST_XDIST_WORKER"):
     torch.set_num_threads(1)
 
-# Test files that start Ray instances and check how its processes start and end: marked ``ray``. .ci/run runs them
-# in a pass of their own, one process, after the others: beside a second busy test worker, Ray's worker processes
-# took longer than these tests allow to exit (two failures in each of two runs with ``-n 2``, none in one process).
+# Test files that start Ray instances and check how its processes start and end: marked ``ray`` and, under
+# pytest-xdist, one group, so that they run one after another on one worker while the other worker runs the rest
+# (two Ray instances at once on two cores made their process-exit checks miss their deadlines).
 RAY_FILES = ("test_parallel_pipeline.py", "test_ray_failures.py", "test_ray_backend.py", "test_nested_obs_parallel.py",
              "test_recurrent_parallel.py", "test_ray_cluster.py")
 
@@ -67,25 +67,48 @@ def _listed_seeds(item) -> list:
     return []
 
 
-def pytest_collection_modifyitems(config, items):
-    """A learning test states its claim for several seeds; CI runs the first, ``--all-seeds`` runs them all.
+def pytest_configure(config):
+    # pytest-xdist hands out the groups in the order of the collection (below: the longest first) rather than sorted
+    # by their number of tests, which would put the learning files (a few long tests each) last.
+    if getattr(config.option, "loadscopereorder", None) is not None:
+        config.option.loadscopereorder = False
 
-    Each learning test's docstring gives the env steps every listed seed took against the budget it asserts, so the
+
+def _group(item) -> str:
+    """The pytest-xdist group of a test: its file, or "ray" for the files that start Ray instances."""
+    name = os.path.basename(str(item.fspath))
+    return "ray" if name in RAY_FILES else os.path.relpath(str(item.fspath), HERE)
+
+
+# tryfirst: pytest-xdist's own hook turns the xdist_group marks into node ids, so the marks must be there before it
+# runs (without tryfirst they were not, and each file's tests were spread over both workers, each worker building the
+# file's module and session fixtures again).
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Groups for pytest-xdist (``--dist loadgroup``: each group runs on one worker), the longest groups first, and
+    a learning test on its first seed unless ``--all-seeds``.
+
+    A learning test states its claim for several seeds; CI runs the first, ``--all-seeds`` runs them all. Each
+    learning test's docstring gives the env steps every listed seed took against the budget it asserts, so the
     first seed carries the claim in CI and the others are the statistical check a change to an algorithm runs."""
-    for item in items:  # under --dist loadgroup each test file runs on one worker
-        item.add_marker(pytest.mark.xdist_group(os.path.relpath(str(item.fspath), HERE)))
-        if os.path.basename(str(item.fspath)) in RAY_FILES:
-            item.add_marker(pytest.mark.ray)
-    if config.getoption("--all-seeds"):
-        return
-    kept, dropped = [], []
     for item in items:
-        seeds = _listed_seeds(item) if item.get_closest_marker("slow") else []
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        if seeds and "seed" in params and params["seed"] != seeds[0]:
-            dropped.append(item)
-        else:
-            kept.append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
+        if _group(item) == "ray":
+            item.add_marker(pytest.mark.ray)
+    if not config.getoption("--all-seeds"):
+        kept, dropped = [], []
+        for item in items:
+            seeds = _listed_seeds(item) if item.get_closest_marker("slow") else []
+            params = getattr(getattr(item, "callspec", None), "params", {})
+            if seeds and "seed" in params and params["seed"] != seeds[0]:
+                dropped.append(item)
+            else:
+                kept.append(item)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
+    # The longest groups first, so that the last ones to start are short and both workers finish together: the Ray
+    # group (about 4 minutes, mostly waiting on processes), then the files with learning tests, then the rest, each
+    # kind in the order of the collection.
+    slow_groups = {_group(item) for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: 0 if _group(item) == "ray" else 1 if _group(item) in slow_groups else 2)

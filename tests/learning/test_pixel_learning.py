@@ -3,12 +3,13 @@
 20 (``SOLVED_RETURN``; of 30 steps) within 60k env steps. A random policy scores 3.3 (the mean of 10 episodes never
 above 7 in tests/envs/test_moving_dot.py; one episode at most 17 in 10,000), so 20 needs the dot located in the frame.
 
-Measured on the 2-core VM (2026-11, torch_threads 2, the cores shared with another job), env steps to 20
-(evaluation mean of 10 episodes at that point) and wall time per seed:
-IMPALA seeds 0-2: 28.4k (20.0), 22.0k (20.5), 18.1k (21.2); 9-26 s each (the untrained policy: 4.1, 1.7, 4.4)
-IMPALA seeds 3-5: 34.8k (20.1), 39.9k (23.0), 29.6k (21.4); 16-21 s each                       -> budget 60k
-ACER seeds 0-2:   11.7k (21.0), 9.2k (20.2), 9.2k (22.0); 5-8 s each (11-14 s of CPU time)
-A run is deterministic given its seed (IMPALA seed 0 twice: the same 28,352 env steps).
+Measured on the 2-core VM (2026-11-27, torch_threads 1, the other core busy), env steps to 20 (evaluation mean of 10
+episodes at that point) and CPU time per seed:
+IMPALA seeds 0-2: 25.8k (20.1), 13.0k (24.5), 54.0k (20.8); 28-96 s
+IMPALA seeds 3-5: 28.4k (20.8), 14.3k (20.5), 23.2k (20.1); 30-52 s           -> budget 60k
+ACER seeds 0-2:   11.7k (21.7), 11.7k (20.0), 13.0k (21.9); 29-30 s
+(With 2 threads, the setting before 2026-11-27, the seeds took 9.2k-39.9k env steps, and seed 0 took 80 s (IMPALA)
+and 66 s (ACER) beside a second busy test worker.) A run is deterministic given its seed and thread count.
 
 On failure the assertion message carries the evaluation curve (env_step: return_mean from eval.csv).
 """
@@ -35,8 +36,8 @@ def moving_dot(policy_type="impala"):
         exp_name=f"moving_dot_{policy_type}",
         # Pinned, not 'auto': 'auto' may move between 1 and 2 threads as the machine's load changes, and the thread
         # count changes float rounding (a conv update on 1 and 2 threads differs in the last bits), so the run would
-        # follow another trajectory. The budget was measured with 2 threads.
-        torch_threads=2,
+        # follow another trajectory. The budget was measured with 1 thread.
+        torch_threads=1,
         env=dict(collector_env_num=8, evaluator_env_num=5, n_evaluator_episode=10, stop_value=SOLVED_RETURN),
         policy=dict(
             unroll_len=8,
