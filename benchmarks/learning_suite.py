@@ -234,7 +234,10 @@ def run_all(todo: List[Tuple[Task, int, bool]], runs_dir: str, jobs: int, thread
     each run one SIGINT and waits for it to write ckpt_last and result.json; a second Ctrl-C kills them."""
     commit, queue, running = git_commit(), list(todo), {}
     failures = 0
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    # Ctrl-C and SIGTERM raise KeyboardInterrupt here even where the runner started with SIGINT ignored (a background
+    # job of a shell script, nohup), where Python would leave it ignored and the runs would go on to their budgets.
+    previous = (signal.signal(signal.SIGTERM, signal.default_int_handler),
+                signal.signal(signal.SIGINT, signal.default_int_handler))
     try:
         while queue or running:
             while queue and len(running) < jobs:
@@ -254,7 +257,8 @@ def run_all(todo: List[Tuple[Task, int, bool]], runs_dir: str, jobs: int, thread
         stop(running)
         raise
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, previous[0])
+        signal.signal(signal.SIGINT, previous[1])
     return failures
 
 

@@ -1,6 +1,8 @@
 """Fixtures shared by the test packages; the run helpers themselves are in entry/entry_helpers.py."""
 import os
+import signal
 import sys
+import warnings
 
 import pytest
 import torch
@@ -16,9 +18,10 @@ from entry_helpers import Cli  # noqa: E402
 if os.environ.get("PYTEST_XDIST_WORKER"):
     torch.set_num_threads(1)
 
-# Test files that start Ray instances and check how its processes start and end: marked ``ray`` and, under
-# pytest-xdist, one group, so that they run one after another on one worker while the other worker runs the rest
-# (two Ray instances at once on two cores made their process-exit checks miss their deadlines).
+# Test files that start Ray instances and check how its processes start and end: marked ``ray``. .ci/run runs them in
+# a pass of their own, in one process, after the others: beside a second busy worker Ray's processes compete for the
+# cores (their group took 657 s there against 220 s alone). Under pytest-xdist they are one group, so that a run of
+# everything with ``-n 2`` never has two Ray instances at once (whose process-exit checks then missed their deadlines).
 RAY_FILES = ("test_parallel_pipeline.py", "test_ray_failures.py", "test_ray_backend.py", "test_nested_obs_parallel.py",
              "test_recurrent_parallel.py", "test_ray_cluster.py")
 
@@ -42,6 +45,19 @@ def _restore_torch_threads():
     threads = torch.get_num_threads()
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(autouse=True)
+def _restore_signal_handlers(request):
+    """A test that leaves SIGINT or SIGTERM handled otherwise (a worker's entry point called in-process ignores
+    SIGINT) gets them back, with a warning that names it: child processes inherit an ignored SIGINT, and a later test
+    that stops a subprocess with SIGINT (tests/benchmarks/test_learning_suite.py) saw it run to its end."""
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in handlers.items():
+        if signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)
+            warnings.warn(f"{request.node.nodeid} left the handler of {sig.name} changed; restored")
 
 
 @pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
