@@ -1,4 +1,4 @@
-"""benchmarks/learning_suite.py on its smoke suite (CartPole IMPALA, 2 seeds x 10,000 env steps, --jobs 2), real runs:
+"""benchmarks/learning_suite.py on its smoke suite (CartPole IMPALA, 2 seeds x 6,000 env steps, --jobs 2), real runs:
 a Ctrl-C of the runner stops its runs cleanly and the next invocation resumes them to their budget, a third one
 starts nothing, and the table holds the eval.csv rows at the checkpoints."""
 import csv
@@ -14,7 +14,7 @@ import pytest
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
 RUNNER = os.path.join(REPO, "benchmarks", "learning_suite.py")
-BUDGET = 10_000
+BUDGET = 6_000
 SEEDS = (0, 1)
 
 
