@@ -97,8 +97,8 @@ def _group(item) -> str:
 
 
 # tryfirst: pytest-xdist's own hook turns the xdist_group marks into node ids, so the marks must be there before it
-# runs (without tryfirst they were not, and each file's tests were spread over both workers, each worker building the
-# file's module and session fixtures again).
+# runs. The groups also need pytest below 9.2 (setup.py): with 9.2 every test was a group of its own, each file's
+# tests spread over both workers, and each worker built the file's module and session fixtures again.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Groups for pytest-xdist (``--dist loadgroup``: each group runs on one worker), the longest groups first, and
