@@ -49,9 +49,10 @@ def _restore_torch_threads():
 
 @pytest.fixture(autouse=True)
 def _restore_signal_handlers(request):
-    """A test that leaves SIGINT or SIGTERM handled otherwise (a worker's entry point called in-process ignores
-    SIGINT) gets them back, with a warning that names it: child processes inherit an ignored SIGINT, and a later test
-    that stops a subprocess with SIGINT (tests/benchmarks/test_learning_suite.py) saw it run to its end."""
+    """A test that leaves SIGINT or SIGTERM handled otherwise gets them back, with a warning that names it: child
+    processes inherit an ignored SIGINT, and in one pass with the Ray files beside the others, a later test that stops
+    a subprocess with SIGINT (tests/benchmarks/test_learning_suite.py) saw it run to its end. (Ray's driver sets
+    SIGTERM: the warning names tests/parallel/test_ray_cluster.py's tests.)"""
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     yield
     for sig, handler in handlers.items():
@@ -107,9 +108,10 @@ def pytest_collection_modifyitems(config, items):
     A learning test states its claim for several seeds; CI runs the first, ``--all-seeds`` runs them all. Each
     learning test's docstring gives the env steps every listed seed took against the budget it asserts, so the
     first seed carries the claim in CI and the others are the statistical check a change to an algorithm runs."""
+    groups = {item.nodeid: _group(item) for item in items}
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item)))
-        if _group(item) == "ray":
+        item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+        if groups[item.nodeid] == "ray":
             item.add_marker(pytest.mark.ray)
     if not config.getoption("--all-seeds"):
         kept, dropped = [], []
@@ -126,5 +128,5 @@ def pytest_collection_modifyitems(config, items):
     # The longest groups first, so that the last ones to start are short and both workers finish together: the Ray
     # group (about 4 minutes, mostly waiting on processes), then the files with learning tests, then the rest, each
     # kind in the order of the collection.
-    slow_groups = {_group(item) for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: 0 if _group(item) == "ray" else 1 if _group(item) in slow_groups else 2)
+    slow_groups = {groups[item.nodeid] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: (0 if groups[item.nodeid] == "ray" else 1 if groups[item.nodeid] in slow_groups else 2))
