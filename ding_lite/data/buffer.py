@@ -3,8 +3,9 @@
 A *sample* is a nested dict of tensors (e.g. one unroll of length T: ``obs`` (T, 4), ``action`` (T,), ...).
 The buffer stores N samples as one column per leaf of shape (capacity, *leaf_shape), allocated lazily on the
 first push from the pushed shapes/dtypes and filled in place by slice assignment (a wrap-around is two slice
-copies). ``sample(B)`` draws B slots uniformly *with replacement* among valid items and gathers every column
-with ``index_select``, which copies: the returned (B, *leaf_shape) tensors never alias the storage.
+copies). ``sample(B)`` draws B slots uniformly *with replacement* among valid items (or B distinct ones with
+``replacement=False``) and gathers every column with ``index_select``, which copies: the returned (B, *leaf_shape)
+tensors never alias the storage.
 
 Design choices (measured with ``benchmarks/buffer.py`` and a side-by-side micro-benchmark, 1 CPU thread,
 gather of 64 of 1000 CartPole unrolls of T=32):
@@ -94,6 +95,10 @@ class ReplayBuffer(Configurable):
         max_use=INF,
         # Samples collected more than this many learner train iterations ago are dropped before sampling.
         max_staleness=INF,
+        # True: a batch draws its samples uniformly with replacement (a sample may appear twice). False: a batch holds
+        # distinct samples, a uniformly random subset in random order; a batch of the buffer's whole content is a
+        # permutation of it (PPO's on-policy batches: every sample exactly once).
+        replacement=True,
         # Prioritised replay (on with policy.priority=True; see docs/configs.md): P(i) = p_i^alpha / sum_k p_k^alpha.
         priority_alpha=0.6,
         # Importance-sampling exponent beta at train_iter 0 (with policy.priority_IS_weight=True).
@@ -126,6 +131,8 @@ class ReplayBuffer(Configurable):
                               f"annealing), got {anneal!r}")
         if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0:
             raise ConfigError(f"{path}.priority_eps must be > 0, got {eps!r}")
+        if not isinstance(cfg.get("replacement"), bool):
+            raise ConfigError(f"{path}.replacement must be True or False, got {cfg.get('replacement')!r}")
         if not isinstance(cfg.get("save_replay_buffer"), bool):
             raise ConfigError(f"{path}.save_replay_buffer must be True or False, got {cfg.get('save_replay_buffer')!r}")
 
@@ -140,6 +147,7 @@ class ReplayBuffer(Configurable):
         self.capacity: int = self.cfg.replay_buffer_size
         self.max_use = self.cfg.max_use
         self.max_staleness = self.cfg.max_staleness
+        self.replacement = self.cfg.replacement
         self.device = torch.device(device)
         self.pin_memory = bool(pin_memory) and self.device.type == "cpu" and torch.cuda.is_available()
         if seed is None:
@@ -277,13 +285,14 @@ class ReplayBuffer(Configurable):
             self.removed_by_staleness += live.size - kept.size
 
     def sample(self, batch_size: int, cur_learner_iter: int, min_valid: Optional[int] = None) -> Optional[Tree]:
-        """A batch of ``batch_size`` samples drawn uniformly with replacement among valid items, or None.
+        """A batch of ``batch_size`` samples drawn uniformly with replacement among valid items (distinct items
+        with ``replacement=False``), or None.
 
         Items with ``cur_learner_iter - collect_iter > max_staleness`` are dropped first. Returns None when there
         are fewer valid items than batch_size (or than ``min_valid`` when given, e.g. 1 to allow a batch drawn
-        from fewer distinct items). Otherwise returns a nested dict like the pushed samples with leaves
-        (batch_size, ...), copied out of the storage; items whose use count reaches max_use are still returned in
-        this batch and removed afterwards.
+        from fewer distinct items; without replacement such a batch is all of them, fewer than batch_size rows).
+        Otherwise returns a nested dict like the pushed samples with leaves (batch_size, ...), copied out of the
+        storage; items whose use count reaches max_use are still returned in this batch and removed afterwards.
         """
         if batch_size < 1:
             raise ValueError(f"sample: batch_size must be >= 1, got {batch_size}")
@@ -292,6 +301,7 @@ class ReplayBuffer(Configurable):
         if self._n < (batch_size if min_valid is None else max(1, min_valid)):
             return None
         slots = self._draw(batch_size)
+        batch_size = slots.size
         idx = torch.from_numpy(slots).to(self.device, non_blocking=True)
         if self.pin_memory:  # torch's caching host allocator reuses a block only once its copies are done
             out = [torch.index_select(col, 0, idx, out=torch.empty((batch_size, *col.shape[1:]), dtype=col.dtype,
@@ -310,8 +320,11 @@ class ReplayBuffer(Configurable):
         return _build(self._spec, out)
 
     def _draw(self, batch_size: int) -> np.ndarray:
-        """``batch_size`` valid slots, uniformly with replacement (the prioritised buffer overrides it)."""
-        return self._live[torch.randint(self._n, (batch_size,), generator=self._gen).numpy()]
+        """``batch_size`` valid slots, uniformly with replacement; without (``replacement=False``) the first
+        min(batch_size, n) of a random permutation of the n valid ones. (The prioritised buffer overrides it.)"""
+        if self.replacement:
+            return self._live[torch.randint(self._n, (batch_size,), generator=self._gen).numpy()]
+        return self._live[torch.randperm(self._n, generator=self._gen)[:batch_size].numpy()]
 
     def __len__(self) -> int:
         """Valid items (stale ones are dropped at the next ``sample``, so they count until then)."""

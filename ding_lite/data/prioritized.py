@@ -22,6 +22,8 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 import torch
 
+from ding_lite.utils.errors import ConfigError
+
 from .buffer import INF, ReplayBuffer, Tree
 from .sum_tree import PriorityTree
 
@@ -56,6 +58,13 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         self._beta = self.beta0
         self._weight: Optional[torch.Tensor] = None
         self.last_index: Optional[SampleIndex] = None
+
+    @classmethod
+    def check_config(cls, cfg, path: str) -> None:
+        super().check_config(cfg, path)
+        if not cfg.replacement:
+            raise ConfigError(f"{path}.replacement=False: prioritised replay draws by priority with replacement "
+                              f"(stratified over the total mass); set replacement=True or policy.priority=False")
 
     @property
     def compiled(self) -> bool:

@@ -236,3 +236,39 @@ def test_random_ops_keep_bookkeeping_consistent():
                 assert (batch["id"] >= next_id - 16).all()
         check_invariants(buf)
         assert len(buf) <= 16
+
+
+def test_without_replacement_a_whole_buffer_batch_is_a_permutation():
+    """replacement=False (PPO's on-policy batches): a batch of the whole content holds every item exactly once, in an
+    order that changes from batch to batch; a smaller batch holds distinct items."""
+    buf = buffer(size=16, replacement=False)
+    orders = set()
+    for _ in range(5):
+        buf.push(make(range(10)), 10)
+        ids = buf.sample(10, 0)["id"].tolist()
+        assert sorted(ids) == list(range(10))
+        orders.add(tuple(ids))
+        buf.clear()
+    assert len(orders) > 1
+    buf.push(make(range(10)), 10)
+    for _ in range(20):
+        ids = buf.sample(6, 0)["id"].tolist()
+        assert len(set(ids)) == 6
+    assert buf.sample(11, 0) is None
+    assert sorted(buf.sample(20, 0, min_valid=1)["id"].tolist()) == list(range(10))  # fewer rows, all distinct
+
+
+def test_without_replacement_and_max_use_1_empties_the_buffer_in_one_batch():
+    buf = buffer(size=8, replacement=False, max_use=1)
+    buf.push(make(range(8)), 8)
+    assert sorted(buf.sample(8, 0)["id"].tolist()) == list(range(8))
+    assert len(buf) == 0 and buf.sample(1, 0, min_valid=1) is None
+    check_invariants(buf)
+
+
+def test_replacement_must_be_a_bool():
+    cfg = ReplayBuffer.default_config()
+    assert cfg.replacement is True
+    cfg.replacement = 0
+    with pytest.raises(ConfigError, match="policy.other.replay_buffer.replacement"):
+        ReplayBuffer.check_config(cfg, "policy.other.replay_buffer")

@@ -295,3 +295,8 @@ def test_kernels_compile_where_numba_has_nowhere_to_cache(path):
     with pytest.raises(RuntimeError, match="no locator"):
         __import__("numba").njit(cache=True)(namespace["twice"])
     assert KERNELS.kernel(namespace["twice"])(21) == 42
+
+
+def test_refuses_sampling_without_replacement():
+    with pytest.raises(ConfigError, match="replacement=False"):
+        PrioritizedReplayBuffer(dict(replay_buffer_size=8, replacement=False))
