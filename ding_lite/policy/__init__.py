@@ -4,3 +4,4 @@ from .unroll_policy import UnrollBatch, UnrollPolicy
 from .impala import IMPALAPolicy
 from .sac import DiscreteSACPolicy, SACPolicy
 from .acer import ACERPolicy
+from .ppo import PPOPolicy

@@ -1,0 +1,226 @@
+"""PPO (Schulman et al. 2017, "Proximal Policy Optimization Algorithms"): on-policy actor-critic with the clipped
+surrogate objective and GAE advantages. The loss math is :mod:`ding_lite.rl_utils.ppo`.
+
+One iteration of the algorithm is one collection and one learner update:
+
+1. collect: every env acts for ``unroll_len`` steps with the current policy; each env's unroll is one train sample,
+   and ``_get_train_sample`` computes its GAE advantages and returns there, with the values of that same policy (the
+   true final observation's value at a truncation, no bootstrap at a termination, V(x_T) after the last step).
+2. learn: the update takes the whole batch (``collect.n_sample`` unrolls) and runs ``learn.epochs`` passes over its
+   steps, each pass in shuffled minibatches of about ``learn.minibatch_size`` steps; ``learn.target_kl`` stops the
+   remaining passes once a pass's mean approximate KL from the collecting policy exceeds it.
+3. the batch is dropped, and the next collection acts with the new weights.
+
+On-policy through the one data path (the replay buffer and the training loop, nothing beside them): the buffer holds
+one collection (``replay_buffer_size >= n_sample``); the one update per collection (``update_per_collect=1``) samples
+``batch_size = n_sample`` unrolls without replacement (``replacement=False``: every unroll exactly once), which
+``max_use=1`` then removes; ``max_staleness=0`` drops anything left from before that update (the extra unrolls of a
+collection rounded up to whole envs). :meth:`PPOPolicy.check_config` refuses a config that breaks this.
+
+Observations are stored once per step (x_t, whatever ``obs_storage`` says): the learner needs no next observation.
+Not supported yet: a recurrent core (``model.core``) and prioritised replay.
+"""
+import math
+from typing import Any, Dict, List, Tuple
+
+import torch
+from easydict import EasyDict
+
+from ding_lite.rl_utils.ppo import gae, ppo_policy_loss, ppo_value_loss
+from ding_lite.torch_utils import GradClipper, adam_step, make_dist, make_optimizer, sample_action, tree_map
+from ding_lite.torch_utils.tree import leading_dim
+from ding_lite.utils import POLICY_REGISTRY, ConfigError
+
+from .checks import check_optimizer, check_positive
+from .unroll_policy import UnrollPolicy
+
+# Logged means over the minibatch updates of one learner update.
+UPDATE_STATS = ("total_loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "grad_norm")
+
+
+@POLICY_REGISTRY.register("ppo")
+class PPOPolicy(UnrollPolicy):
+    """PPO with GAE for discrete and continuous (Gaussian, state-independent log std by default) action spaces."""
+
+    priority_refusal = "PPO uses every sample of a collection once per epoch; there is nothing to prioritise"
+
+    config = dict(
+        type="ppo",
+        on_policy=True,
+        # (int) Steps T each env acts per collection; one train sample is one env's unroll of T steps.
+        unroll_len=128,
+        learn=dict(
+            # (int) One update per collection: it runs all the epochs over the batch (on-policy, module docstring).
+            update_per_collect=1,
+            # (int) Unrolls per update: the whole collection, so it must equal collect.n_sample.
+            batch_size=8,
+            # (int) Passes over each batch (K epochs in the PPO paper).
+            epochs=4,
+            # (int) Steps per minibatch: each epoch splits the batch's n = batch_size x unroll_len steps, shuffled,
+            # into ceil(n / minibatch_size) minibatches of nearly equal size.
+            minibatch_size=256,
+            learning_rate=0.00025,
+            # (float) epsilon of the clipped surrogate: the ratio pi/pi_old is clipped to [1 - eps, 1 + eps].
+            clip_ratio=0.2,
+            # (float) None: the value loss is 0.5 (V - R)^2. A number c: OpenAI baselines' clipped value loss, which
+            # stops rewarding moves of V more than c from the value at collection.
+            value_clip=None,
+            # (float) Weight of the value loss (the policy loss has weight 1).
+            value_weight=0.5,
+            # (float) Weight of the entropy bonus.
+            entropy_weight=0.01,
+            discount_factor=0.99,
+            # (float) GAE's lambda in [0, 1]: 0 gives TD(0) advantages, 1 Monte Carlo returns minus V.
+            gae_lambda=0.95,
+            # (bool) Normalise the advantages of each minibatch to mean 0 and std 1.
+            normalize_advantage=True,
+            # (float) None: every epoch runs. A number: stop the remaining epochs of a batch once an epoch's mean
+            # approximate KL(pi_old || pi) exceeds it.
+            target_kl=None,
+            # (str) Gradient clipping: None, 'clip_norm' (global L2 norm) or 'clip_value' (each element).
+            grad_clip_type="clip_norm",
+            # (float) Threshold of the gradient clipping.
+            clip_value=0.5,
+            # (str) Optimiser: 'adam' or 'rmsprop'.
+            optim="adam",
+        ),
+        collect=dict(n_sample=8),
+        other=dict(
+            replay_buffer=dict(replay_buffer_size=8, max_use=1, max_staleness=0, replacement=False),
+        ),
+    )
+
+    @classmethod
+    def check_config(cls, cfg: EasyDict, path: str) -> None:
+        super().check_config(cfg, path)
+        learn, buffer = cfg.learn, cfg.other.replay_buffer
+        check_optimizer(learn, f"{path}.learn")
+        check_positive(learn, ("learning_rate", "clip_ratio", "epochs", "minibatch_size"), f"{path}.learn")
+        if not 0 <= learn.gae_lambda <= 1:
+            raise ConfigError(f"{path}.learn.gae_lambda={learn.gae_lambda}: must be in [0, 1]")
+        for key in ("value_clip", "target_kl"):
+            if learn[key] is not None and not learn[key] > 0:
+                raise ConfigError(f"{path}.learn.{key}={learn[key]!r}: must be a positive number or None (off)")
+        # The on-policy contract (module docstring): each collection is one batch, used for its epochs, then dropped.
+        n_sample = cfg.collect.n_sample
+        for key, value, want in (
+                ("learn.update_per_collect", learn.update_per_collect, 1),
+                ("learn.batch_size", learn.batch_size, n_sample),
+                ("other.replay_buffer.replacement", buffer.replacement, False),
+                ("other.replay_buffer.max_staleness", buffer.max_staleness, 0),
+                ("other.replay_buffer.max_use", buffer.max_use, 1)):
+            if value != want:
+                raise ConfigError(f"{path}.{key}={value!r}: PPO is on-policy and needs {want!r} (each update uses "
+                                  f"the whole collection of {path}.collect.n_sample={n_sample} unrolls for "
+                                  f"learn.epochs passes, then drops it)")
+        if buffer.replay_buffer_size < n_sample:
+            raise ConfigError(f"{path}.other.replay_buffer.replay_buffer_size={buffer.replay_buffer_size}: must hold "
+                              f"a whole collection, at least {path}.collect.n_sample={n_sample}")
+        if cfg.obs_storage != "auto":
+            raise ConfigError(f"{path}.obs_storage={cfg.obs_storage!r}: PPO stores one observation per step (its "
+                              f"advantages are computed at collection); remove the key")
+        if cfg.model.get("core") is not None:
+            raise ConfigError(f"{path}.model.core={cfg.model.core!r}: PPO has no recurrent core yet; remove the key")
+
+    def default_model(self) -> Tuple[str, List[str]]:
+        return "vac", ["ding_lite.model.vac"]
+
+    # ---- collect -----------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> Dict[str, Any]:
+        """a_t ~ pi(.|x_t), with pi's ``logit`` and V(x_t) (``value``) for the advantages. ``obs`` (N_env, ...)."""
+        out = self._model(self._on_device(obs), mode="compute_actor_critic")
+        return {"action": sample_action(self._action_space, out["logit"], self._nvec), "logit": out["logit"],
+                "value": out["value"]}
+
+    def _process_transition(self, obs: torch.Tensor, policy_output: Dict[str, Any],
+                            timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """The unroll transition (with pi's logits) plus V(x_t)."""
+        transition = super()._process_transition(obs, policy_output, timestep)
+        transition["value"] = policy_output["value"]
+        return transition
+
+    @torch.no_grad()
+    def _get_train_sample(self, segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """Each env's unroll (T, N, ...) -> N train samples (N, T, ...) of ``obs``, ``action``, ``logp`` (log
+        pi_old(a_t|x_t)), ``value`` (V_old(x_t)), ``advantage`` and ``return`` (GAE's, module docstring).
+
+        GAE reads the value after step t only where its trace is cut without a termination: the true final
+        observation of a truncated step, and x_T after the last step. Those rows of ``next_obs`` go through the
+        critic in one batch (the other rows are never read)."""
+        reward, terminated, truncated = segment["reward"], segment["terminated"], segment["truncated"]
+        read = truncated & ~terminated
+        read[-1] = True
+        t, n = read.nonzero(as_tuple=True)
+        next_obs = tree_map(lambda x: x[t, n], segment["next_obs"])
+        next_values = torch.zeros_like(reward)
+        next_values[t, n] = self._model(self._on_device(next_obs), mode="compute_critic")["value"].cpu()
+        advantages, returns = gae(reward, segment["value"], next_values, terminated=terminated, truncated=truncated,
+                                  gamma=self._cfg.learn.discount_factor, lambda_=self._cfg.learn.gae_lambda)
+        logp = make_dist(self._action_space, segment["logit"], self._nvec).log_prob(segment["action"])
+        sample = {"obs": segment["obs"], "action": segment["action"], "logp": logp, "value": segment["value"],
+                  "advantage": advantages, "return": returns}
+        return tree_map(lambda x: x.transpose(0, 1).contiguous(), sample)
+
+    # ---- learn -------------------------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        self._init_collect()
+        learn = self._cfg.learn
+        self._params = list(self._model.parameters())  # listed once: a module's parameters() walks it every call
+        self._optimizer = make_optimizer(learn.optim, self._params, learn.learning_rate)
+        self._grad_clip = GradClipper(learn.grad_clip_type, learn.clip_value)
+
+    def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, Any]:
+        """``learn.epochs`` passes of minibatch updates over one batch of unrolls (leaves (B, T, ...), as sampled).
+        Returns the means over the minibatch updates run (0-dim tensors on the policy's device), the number of
+        epochs run, the explained variance of the returns by the values at collection, and the learning rate."""
+        learn = self._cfg.learn
+        steps = tree_map(lambda x: x.to(self._device, non_blocking=True).flatten(0, 1), data)  # (B*T, ...)
+        steps["obs"] = self._normalized(steps["obs"])
+        n = leading_dim(steps["obs"])
+        n_minibatches = math.ceil(n / learn.minibatch_size)
+        stats: List[Dict[str, torch.Tensor]] = []
+        epochs = 0
+        for _ in range(learn.epochs):
+            order = torch.randperm(n, device=self._device)
+            for index in order.tensor_split(n_minibatches):
+                stats.append(self._update(tree_map(lambda x: x.index_select(0, index), steps)))
+            epochs += 1
+            if learn.target_kl is not None:  # one host sync per epoch, only with the early stop on
+                epoch_kl = torch.stack([s["approx_kl"] for s in stats[-n_minibatches:]]).mean()
+                if epoch_kl.item() > learn.target_kl:
+                    break
+        means = {key: torch.stack([s[key] for s in stats]).mean() for key in UPDATE_STATS}
+        return {"cur_lr": self._optimizer.param_groups[0]["lr"], **means, "epochs": epochs,
+                "explained_variance": explained_variance(steps["value"], steps["return"])}
+
+    def _update(self, mb: Dict[str, Any]) -> Dict[str, torch.Tensor]:
+        """One gradient step on a minibatch of steps (leaves (M, ...)); its detached loss terms and diagnostics."""
+        learn = self._cfg.learn
+        out = self._model(mb["obs"], mode="compute_actor_critic")
+        dist = make_dist(self._action_space, out["logit"], self._nvec)
+        advantages = mb["advantage"]
+        if learn.normalize_advantage:  # population std: a minibatch of one step gives 0, not NaN
+            advantages = (advantages - advantages.mean()) / (advantages.std(correction=0) + 1e-8)
+        policy = ppo_policy_loss(dist.log_prob(mb["action"]), mb["logp"], advantages, learn.clip_ratio)
+        value_loss = ppo_value_loss(out["value"], mb["value"], mb["return"], learn.value_clip)
+        entropy = dist.entropy().mean()
+        total_loss = policy.loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
+        self._optimizer.zero_grad(set_to_none=True)
+        total_loss.backward()
+        grad_norm = self._grad_clip(self._params)
+        adam_step(self._optimizer)
+        return {"total_loss": total_loss.detach(), "policy_loss": policy.loss.detach(),
+                "value_loss": value_loss.detach(), "entropy": entropy.detach(), "approx_kl": policy.approx_kl,
+                "clip_fraction": policy.clip_fraction, "grad_norm": grad_norm}
+
+    def _monitor_vars_learn(self) -> List[str]:
+        return super()._monitor_vars_learn() + [k for k in UPDATE_STATS if k != "total_loss"] + [
+            "epochs", "explained_variance"]
+
+
+def explained_variance(values: torch.Tensor, returns: torch.Tensor) -> torch.Tensor:
+    """1 - Var(R - V) / Var(R), 0-dim: 1 when the values predict the returns exactly, 0 when no better than their
+    mean, negative when worse; 0 when the returns do not vary."""
+    var = returns.var(correction=0)
+    return torch.where(var > 0, 1 - (returns - values).var(correction=0) / var.clamp_min(1e-12), var.new_zeros(()))

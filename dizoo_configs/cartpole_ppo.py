@@ -1,0 +1,45 @@
+"""PPO on gymnasium CartPole-v1: reaches an evaluation mean of 475 (of 500).
+
+Run it:  ding_lite -m serial -c dizoo_configs/cartpole_ppo.py -s 0
+"""
+main_config = dict(
+    exp_name="cartpole_ppo",
+    env=dict(
+        env_id="CartPole-v1",
+        collector_env_num=8,
+        evaluator_env_num=5,
+        n_evaluator_episode=5,
+        stop_value=475,
+    ),
+    policy=dict(
+        cuda=False,
+        unroll_len=32,
+        model=dict(
+            share_encoder=False,
+            encoder_hidden_size_list=[64, 64],
+            actor_head_hidden_size=64,
+            critic_head_hidden_size=64,
+            activation="tanh",
+        ),
+        learn=dict(
+            batch_size=8,
+            epochs=10,
+            minibatch_size=64,
+            learning_rate=0.001,
+            clip_ratio=0.2,
+            value_weight=0.5,
+            entropy_weight=0.0,
+            discount_factor=0.98,
+            gae_lambda=0.8,
+            learner=dict(hook=dict(log_show_after_iter=10)),
+        ),
+        collect=dict(n_sample=8),
+        eval=dict(evaluator=dict(eval_freq=5)),
+        other=dict(replay_buffer=dict(replay_buffer_size=8)),
+    ),
+)
+create_config = dict(
+    env=dict(type="gym"),
+    env_manager=dict(type="base"),
+    policy=dict(type="ppo"),
+)
