@@ -146,11 +146,11 @@ class PPOPolicy(UnrollPolicy):
         pi_old(a_t|x_t)), ``value`` (V_old(x_t)), ``advantage`` and ``return`` (GAE's, module docstring).
 
         GAE reads the value after step t only where its trace is cut without a termination: the true final
-        observation of a truncated step, and x_T after the last step. Those rows of ``next_obs`` go through the
-        critic in one batch (the other rows are never read)."""
+        observation of a truncated step, and x_T after the last step. Only those rows of ``next_obs`` go through the
+        critic, in one batch."""
         reward, terminated, truncated = segment["reward"], segment["terminated"], segment["truncated"]
         read = truncated & ~terminated
-        read[-1] = True
+        read[-1] = ~terminated[-1]
         t, n = read.nonzero(as_tuple=True)
         next_obs = tree_map(lambda x: x[t, n], segment["next_obs"])
         next_values = torch.zeros_like(reward)
