@@ -1,4 +1,9 @@
-"""PPO on gymnasium CartPole-v1: reaches an evaluation mean of 475 (of 500).
+"""PPO on gymnasium CartPole-v1: reaches an evaluation mean of 475 (of 500) in well under 50k env steps.
+
+Each iteration collects 8 envs x 32 steps (256 env steps), then trains 10 epochs of 4 minibatches of 64 steps on them.
+Measured on the 2-core VM (torch_threads=1), seeds 0-9: 475 at a median of 7,680 env steps (2,560 to 15,360), 2-14 s
+of training each (tests/learning/test_ppo_learning.py). Seed 0 run on to 50k env steps (stop_value off) scores 500 at
+every evaluation from 30k on, after a dip to 140 at 25.6k.
 
 Run it:  ding_lite -m serial -c dizoo_configs/cartpole_ppo.py -s 0
 """

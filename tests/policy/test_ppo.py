@@ -263,3 +263,11 @@ def test_serial_pipeline_uses_each_collection_for_one_update_then_drops_it(n_env
         trained_before.update(unrolls)
         fresh = set()
     assert updates == 5
+
+
+def test_learning_rate_follows_the_schedule():
+    cfg = make_cfg(learning_rate=0.01)
+    cfg.policy.learn.lr_scheduler = dict(type="linear", over="train_iter", steps=4, min_lr_ratio=0.0)
+    policy = PPOPolicy(cfg.policy)
+    policy.learn_mode.set_counters(2, 0)
+    assert policy.learn_mode.forward(random_batch(2, 8))["cur_lr"] == pytest.approx(0.005)
