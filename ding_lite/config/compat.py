@@ -222,6 +222,13 @@ DI_ENGINE_POLICY_TYPES: Dict[str, str] = {
     "sac_discrete": "discrete_sac",
 }
 
+# ding_lite policies whose DI-engine configs port does not map yet -> the line port refuses them with.
+PORT_UNMAPPED_POLICY_TYPES: Dict[str, str] = {
+    "ppo": "port does not map DI-engine's PPO configs yet (their batch_size is a minibatch of steps, n_sample counts "
+           "steps, epoch_per_collect and collect.gae_lambda have other names and places here); write the ding_lite "
+           "config from dizoo_configs/cartpole_ppo.py",
+}
+
 # gym ids of DI-engine's dizoo configs -> the gymnasium 1.x id of the same env.
 DI_ENGINE_ENV_IDS: Dict[str, str] = {
     "LunarLander-v2": "LunarLander-v3",

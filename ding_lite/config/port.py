@@ -139,6 +139,8 @@ def _port_component(port: Port, name: str, section: Section, where: str, facts: 
         entry.notes.append(f"renamed {where}.type '{kind}' -> '{new}': ding_lite's (and DI-engine's registered) name "
                            f"of this algorithm")
         port.changes.append(f"renamed  {where}.type '{kind}' -> '{new}'")
+    elif name == "policy" and kind in compat.PORT_UNMAPPED_POLICY_TYPES:
+        raise UserError(f"{where}.type='{kind}': {compat.PORT_UNMAPPED_POLICY_TYPES[kind]}")
     elif name == "policy" and kind not in POLICY_REGISTRY:
         raise UserError(f"{where}.type='{kind}': ding_lite has no such policy (it has "
                         f"{', '.join(POLICY_REGISTRY.keys())}); port supports DI-engine configs of those algorithms")

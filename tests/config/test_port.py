@@ -207,5 +207,10 @@ def test_type_names_and_inf_are_written_back():
 
 
 def test_a_policy_ding_lite_does_not_have_is_an_error():
-    with pytest.raises(UserError, match="create_config.policy.type='ppo': ding_lite has no such policy"):
+    with pytest.raises(UserError, match="create_config.policy.type='dqn': ding_lite has no such policy"):
+        port_config(dict(env=dict(env_id="CartPole-v1")), dict(policy=dict(type="dqn")))
+
+
+def test_a_policy_port_does_not_map_yet_is_an_error():
+    with pytest.raises(UserError, match="create_config.policy.type='ppo': port does not map DI-engine's PPO"):
         port_config(dict(env=dict(env_id="CartPole-v1")), dict(policy=dict(type="ppo")))
