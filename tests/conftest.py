@@ -18,12 +18,11 @@ from entry_helpers import Cli  # noqa: E402
 if os.environ.get("PYTEST_XDIST_WORKER"):
     torch.set_num_threads(1)
 
-# Test files that start Ray instances and check how its processes start and end: marked ``ray``. .ci/run runs them in
-# a pass of their own, in one process, after the others: beside a second busy worker Ray's processes compete for the
-# cores (their group took 657 s there against 220 s alone). Under pytest-xdist they are one group, so that a run of
-# everything with ``-n 2`` never has two Ray instances at once (whose process-exit checks then missed their deadlines).
-RAY_FILES = ("test_parallel_pipeline.py", "test_ray_failures.py", "test_ray_backend.py", "test_nested_obs_parallel.py",
-             "test_recurrent_parallel.py", "test_ray_cluster.py")
+# Tests that start Ray instances carry the ``ray`` mark. .ci/run runs them in a pass of their own, in one process,
+# after the others: beside a busy worker Ray's processes compete for the cores (their group took 657 s there against
+# 220 s alone; split over two workers of their own pass, 170 s against 183 s in one, with each test 1.5-3x slower
+# than alone and their deadlines closer). Under pytest-xdist they are one group, so that a run of everything with
+# ``-n 2`` never has two Ray instances at once (whose process-exit checks count every Ray process on the machine).
 
 
 @pytest.fixture
@@ -92,9 +91,8 @@ def pytest_configure(config):
 
 
 def _group(item) -> str:
-    """The pytest-xdist group of a test: its file, or "ray" for the files that start Ray instances."""
-    name = os.path.basename(str(item.fspath))
-    return "ray" if name in RAY_FILES else os.path.relpath(str(item.fspath), HERE)
+    """The pytest-xdist group of a test: its file, or "ray" for the tests that start Ray instances."""
+    return "ray" if item.get_closest_marker("ray") else os.path.relpath(str(item.fspath), HERE)
 
 
 # tryfirst: pytest-xdist's own hook turns the xdist_group marks into node ids, so the marks must be there before it
@@ -111,8 +109,6 @@ def pytest_collection_modifyitems(config, items):
     groups = {item.nodeid: _group(item) for item in items}
     for item in items:
         item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
-        if groups[item.nodeid] == "ray":
-            item.add_marker(pytest.mark.ray)
     if not config.getoption("--all-seeds"):
         kept, dropped = [], []
         for item in items:
@@ -126,7 +122,7 @@ def pytest_collection_modifyitems(config, items):
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
     # The longest groups first, so that the last ones to start are short and both workers finish together: the Ray
-    # group (about 4 minutes, mostly waiting on processes), then the files with learning tests, then the rest, each
-    # kind in the order of the collection.
+    # group (minutes, mostly waiting on processes), then the files with learning tests, then the rest, each kind in
+    # the order of the collection.
     slow_groups = {groups[item.nodeid] for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: (0 if groups[item.nodeid] == "ray" else 1 if groups[item.nodeid] in slow_groups else 2))

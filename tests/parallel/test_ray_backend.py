@@ -14,7 +14,7 @@ from test_parallel_signals import _descendants
 
 ray = pytest.importorskip("ray", reason="the Ray backend needs the extra: pip install 'ding_lite[ray]'")
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 
 def _ray_workers() -> int:

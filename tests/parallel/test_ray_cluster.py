@@ -20,7 +20,7 @@ from entry_helpers import CARTPOLE, REPO, SMALL
 ray = pytest.importorskip("ray", reason="the Ray backend needs the extra: pip install 'ding_lite[ray]'")
 from ray.cluster_utils import Cluster  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 RUN = "cartpole_impala_seed0"
 STARTED = re.compile(r"(collector|evaluator) (\d+) started on node ([0-9a-f]+)")

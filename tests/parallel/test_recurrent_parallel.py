@@ -30,6 +30,7 @@ def test_parallel_eval_and_resume_with_the_core(cli, in_tmp, algo):
     assert read_result(in_tmp / "ser_seed0")["env_step"] >= 2000
 
 
+@pytest.mark.ray
 def test_ray_backend_with_the_core(cli, in_tmp):
     """The Ray actors drive the same SampleCollector and Evaluator: the core needs nothing of the backend."""
     pytest.importorskip("ray", reason="the Ray backend needs the extra: pip install 'ding_lite[ray]'")
