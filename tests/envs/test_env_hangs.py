@@ -21,12 +21,14 @@ CARTPOLE = os.path.join(REPO, "dizoo_configs", "cartpole_impala.py")
 DEADLINE_S = 150
 
 WRAPPERS = textwrap.dedent('''
+    import os
     import time
     import gymnasium as gym
 
 
     class HangAfter(gym.Wrapper):
-        """step (or reset) sleeps for good after `after` calls."""
+        """step (or reset) sleeps for good after `after` calls, first writing a file named for its process into
+        $HANG_MARKERS (when set), so that a test knows the run is stuck."""
 
         def __init__(self, env, after=100, call="step"):
             super().__init__(env)
@@ -36,6 +38,8 @@ WRAPPERS = textwrap.dedent('''
             if call == self.call:
                 self.calls += 1
                 if self.calls > self.after:
+                    if os.environ.get("HANG_MARKERS"):
+                        open(os.path.join(os.environ["HANG_MARKERS"], str(os.getpid())), "w").close()
                     time.sleep(10 ** 6)
 
         def step(self, action):
@@ -170,14 +174,19 @@ def test_the_runs_processes_die_with_a_killed_learner_while_stuck_in_step(tmp_pa
     cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", mode, "-c", CARTPOLE, "-s", "0", "--exp-name", "run",
            "--env-step", "100000", *SMALL, "--set", _wrapper(after=100),
            "--set", f"env.manager.type={manager}", "--set", "parallel.collector_num=1"]
-    learner = subprocess.Popen(cmd, cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    markers = tmp_path / "hung"
+    markers.mkdir()
+    learner = subprocess.Popen(cmd, cwd=tmp_path, env=dict(_env(tmp_path), HANG_MARKERS=str(markers)),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        # stuck: the run has started and its env steps stopped growing (every env sleeps after 100 steps)
+        # stuck: an env has begun its endless sleep in step (every env sleeps after 100 steps), and the run waits on
+        # it (env.step_timeout_s, 60 s by default, does not fire within this test)
         deadline = time.monotonic() + DEADLINE_S
-        while not (tmp_path / "run_seed0" / "log").exists() and time.monotonic() < deadline:
-            time.sleep(0.5)
-        time.sleep(8)  # (env.step_timeout_s, 60 s by default, has not fired)
+        while not any(markers.iterdir()) and time.monotonic() < deadline:
+            assert learner.poll() is None, "the run ended before its envs hung"
+            time.sleep(0.2)
+        assert any(markers.iterdir()), f"no env hung within {DEADLINE_S} s"
+        time.sleep(1)  # the other envs reach their 101st step too
         children = _descendants(learner.pid)
         assert children, "the run started no process"
         os.kill(learner.pid, signal.SIGKILL)
