@@ -20,9 +20,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 # Tests that start Ray instances carry the ``ray`` mark. .ci/run runs them in a pass of their own, in one process,
 # after the others: beside a busy worker Ray's processes compete for the cores (their group took 657 s there against
-# 220 s alone; split over two workers of their own pass, 170 s against 183 s in one, with each test 1.5-3x slower
-# than alone and their deadlines closer). Under pytest-xdist they are one group, so that a run of everything with
-# ``-n 2`` never has two Ray instances at once (whose process-exit checks count every Ray process on the machine).
+# 220 s alone, and a Ray test up to 6x its time alone). Split over two workers of their own pass they took 170 s,
+# against 164 s in one process, each test 1.5-3x slower than alone and so closer to its deadlines. Under pytest-xdist
+# they are one group, so that a run of everything with ``-n 2`` never has two Ray instances at once (their
+# process-exit checks count every Ray process on the machine).
 
 
 @pytest.fixture
