@@ -15,6 +15,11 @@ class ParallelConfig(Configurable):
     config = dict(
         # (int) Collector processes (Ray actors with backend 'ray'); None: CPU cores - 1, at least 1.
         collector_num=None,
+        # (bool) Synchronous collection: each collector acts one segment with the current weights, then waits for
+        # the next version; the learner makes the updates a round of segments allows, then publishes once, so no
+        # sample acted with old weights is trained on (max_staleness 0). None: the policy's on_policy flag (PPO).
+        # A round (collector_num x env.collector_env_num samples) must be policy.collect.n_sample.
+        sync=None,
         # (int) The learner publishes its weights (a new version) every this many train iterations.
         weight_sync_freq=1,
         # (int or inf) Segments collected with weights more than this many versions older than the learner's are
@@ -52,6 +57,8 @@ class ParallelConfig(Configurable):
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{path}.{key}={value!r}: must be an int >= 1")
+        if cfg.sync not in (None, True, False):
+            raise ConfigError(f"{path}.sync={cfg.sync!r}: must be True, False or None (the policy's on_policy flag)")
         stale = cfg.max_staleness
         if isinstance(stale, bool) or not isinstance(stale, (int, float)) or not stale >= 0:
             raise ConfigError(f"{path}.max_staleness={stale!r}: must be >= 0 (weight versions) or float('inf')")
@@ -73,3 +80,35 @@ class ParallelConfig(Configurable):
 def default_collector_num() -> int:
     """CPU cores minus one for the learner, at least one."""
     return max(1, (os.cpu_count() or 1) - 1)
+
+
+def resolve_sync(cfg: EasyDict) -> None:
+    """Resolve ``parallel.sync`` (None: ``policy.on_policy``) and, when on, ``parallel.max_staleness`` (to 0); refuse
+    with one line a config whose synchronous rounds cannot work. ``parallel.collector_num`` must be resolved."""
+    pcfg, policy = cfg.parallel, cfg.policy
+    if pcfg.sync is None:
+        pcfg.sync = bool(policy.on_policy)
+    if not pcfg.sync:
+        if policy.on_policy:
+            raise ConfigError(f"parallel.sync=False: policy '{policy.type}' is on-policy (it trains only on samples of "
+                              f"its current weights) and needs synchronous collection; remove the key")
+        return
+    why = "synchronous collection (parallel.sync) trains only on segments acted with the current weights"
+    if pcfg.max_staleness not in (0, INF):
+        raise ConfigError(f"parallel.max_staleness={pcfg.max_staleness!r}: {why}; remove the key or set 0")
+    pcfg.max_staleness = 0
+    if pcfg.weight_sync_freq != 1:
+        raise ConfigError(f"parallel.weight_sync_freq={pcfg.weight_sync_freq}: synchronous collection (parallel.sync) "
+                          f"publishes once per round of segments; remove the key")
+    if pcfg.backend != "local":
+        raise ConfigError(f"parallel.backend={pcfg.backend!r}: synchronous collection (parallel.sync, on for "
+                          f"on-policy policies such as {policy.type!r}) runs on the local backend only so far; "
+                          f"use --backend local")
+    n_sample, envs, collectors = policy.collect.n_sample, cfg.env.collector_env_num, pcfg.collector_num
+    if collectors * envs != n_sample:
+        fixes = [f"env.collector_env_num={n_sample // collectors}"] if n_sample % collectors == 0 else []
+        fixes += [f"parallel.collector_num={n_sample // envs}"] if n_sample % envs == 0 else []
+        fix = " or ".join(fixes) or f"policy.collect.n_sample to a multiple of env.collector_env_num={envs}"
+        raise ConfigError(f"policy.collect.n_sample={n_sample}: a synchronous round (parallel.sync) is one segment "
+                          f"per collector, parallel.collector_num={collectors} x env.collector_env_num={envs} = "
+                          f"{collectors * envs} samples, and must be one collection; set {fix}")

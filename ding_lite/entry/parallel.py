@@ -15,7 +15,7 @@ import torch
 from easydict import EasyDict
 
 from ding_lite.config import config_imports
-from ding_lite.config.parallel import default_collector_num
+from ding_lite.config.parallel import default_collector_num, resolve_sync
 from ding_lite.envs.env_spec import action_space_record
 from ding_lite.parallel.worker_transport import WorkerTransport, prepare_backend
 from ding_lite.torch_utils.threads import available_cores
@@ -29,12 +29,13 @@ from .training_loop import TrainingRun, run_training
 
 
 def resolve_parallel(cfg: EasyDict) -> None:
-    """Fill ``parallel.collector_num`` (None: cores - 1) and ``queue_size`` (None: collector_num), so
-    total_config.py records what ran."""
+    """Fill ``parallel.collector_num`` (None: cores - 1), ``queue_size`` (None: collector_num) and ``sync`` (None:
+    the policy's on_policy flag; ``resolve_sync``), so total_config.py records what ran."""
     if cfg.parallel.collector_num is None:
         cfg.parallel.collector_num = default_collector_num()
     if cfg.parallel.queue_size is None:
         cfg.parallel.queue_size = cfg.parallel.collector_num
+    resolve_sync(cfg)
 
 
 def parallel_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, model: Optional[torch.nn.Module] = None,

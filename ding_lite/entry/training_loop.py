@@ -76,7 +76,9 @@ class TrainingRun:
         # the rewritten total_config.py once the checkpoint is restored.
         self.resume_record: Optional[Dict[str, Any]] = None
         self.result: Optional[Dict[str, Any]] = None  # result.json's content, once written
-        self._budget = 0.0  # updates the samples received so far allow
+        # Updates the samples received so far allow, times n_sample: whole numbers, so that a synchronous round of
+        # segments of e.g. 0.1 collection each adds up to exactly one update (ten 0.1s in floats give 0.999...).
+        self._budget = 0
         self._eval_pending: Optional[tuple] = None  # (train_iter, env_step, policy state) being evaluated
         self._stop_value_reached = False
         self._time: Dict[str, float] = collections.defaultdict(float)  # train, wait, ingest, publish
@@ -156,7 +158,7 @@ class TrainingRun:
                 return "max_train_iter"
             # Take samples only when the allowance of updates is used up: samples left untaken hold a parallel
             # collector back (backpressure), which bounds the policy lag.
-            hungry = self._budget < 1
+            hungry = self._budget < self.cfg.policy.collect.n_sample
             self.receive(0.002 if hungry else 0.0, samples=hungry)
             if self._stop_value_reached:  # an evaluation that came back meanwhile
                 return "stop_value"
@@ -185,26 +187,35 @@ class TrainingRun:
         self.buffer.push(arrival.data, self.env_step, collect_iter=collect_iter)
         self.policy.update_obs_stats(arrival.data)
         if not arrival.warm_up:
-            self._budget += self.cfg.policy.learn.update_per_collect * arrival.n / self.cfg.policy.collect.n_sample
+            self._budget += self.cfg.policy.learn.update_per_collect * arrival.n
 
     def update(self, max_train_iter: Optional[int]) -> None:
-        """Up to ``update_per_collect`` updates of the allowance; weights published, progress and checkpoints."""
+        """Up to ``update_per_collect`` updates of the allowance; weights published, progress and checkpoints.
+
+        A synchronous transport (``sync``) gets the weights once the allowance is used up, not every
+        ``weight_sync_freq`` updates: its actors wait for them, and act the next round with them alone (after an
+        update that found no batch too, or they would wait for ever)."""
         learn, hook = self.cfg.policy.learn, self.cfg.policy.learn.learner.hook
+        n_sample, sync = self.cfg.policy.collect.n_sample, self.transport.sync
         t0, published = time.perf_counter(), self._time["publish_s"]
-        for _ in range(min(int(self._budget), learn.update_per_collect)):
+        attempted = False
+        for _ in range(min(self._budget // n_sample, learn.update_per_collect)):
             self.learner.env_step = self.env_step  # for a learning-rate schedule over env steps
+            attempted = True
             if train_on_sample(self.buffer, learn.batch_size, self.learner.train_iter, self.learner.train) is None:
-                self._budget = 0.0
+                self._budget = 0
                 break
-            self._budget -= 1
+            self._budget -= n_sample
             it = self.learner.train_iter
-            if it % self.transport.weight_sync_freq == 0:
+            if not sync and it % self.transport.weight_sync_freq == 0:
                 self._publish()
             if it % hook.log_show_after_iter == 0:
                 self.progress()
             self.after_update()
             if max_train_iter is not None and it >= max_train_iter:
                 break
+        if sync and attempted and self._budget < n_sample:  # also after no batch: the actors wait for a version
+            self._publish()
         self._time["train_s"] += time.perf_counter() - t0 - (self._time["publish_s"] - published)
 
     def _publish(self) -> None:

@@ -99,7 +99,8 @@ def build_worker_policy(spec: WorkerSpec, field_name: str):
 
 
 def wait_for_weights(endpoint: Endpoint, model: torch.nn.Module) -> Optional[int]:
-    """Block until the first weights arrive (the learner publishes before it starts workers); None if stopping."""
+    """Block until weights newer than the last ``poll_weights`` returned arrive (the first: the learner publishes
+    them before it starts workers), load them into ``model`` and return their version; None if stopping."""
     while not endpoint.stopping():
         got = endpoint.poll_weights()
         if got is not None:
@@ -178,18 +179,30 @@ def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
     ``policy.collect.n_sample`` (which sets only the replay ratio here): smaller messages are fresher. Room for a
     segment is reserved before it is collected, so a collector that has to wait for the learner waits with nothing
     in hand and then collects with the newest weights. Weights are picked up between env steps.
+
+    Synchronous collection (``parallel.sync``): a segment acts with one weight version throughout, and the next
+    waits for a newer one, which the learner publishes once it has trained on the round of segments.
     """
     role = CollectorRole(spec)
+    sync = bool(spec.cfg.parallel.get("sync"))
+    poll_weights = (lambda: None) if sync else endpoint.poll_weights
     try:
         version = wait_for_weights(endpoint, role.policy.model)
         if version is None:
             return
         role.version = version
+        fresh = True  # the weights in hand have acted no segment yet
         while True:
             t_wait = time.perf_counter()
             if not endpoint.reserve():
                 return
-            message = role.segment(endpoint.poll_weights, endpoint.stopping, time.perf_counter() - t_wait)
+            if sync and not fresh:
+                version = wait_for_weights(endpoint, role.policy.model)  # only a version newer than the last one
+                if version is None:
+                    return
+                role.version = version
+            fresh = False
+            message = role.segment(poll_weights, endpoint.stopping, time.perf_counter() - t_wait)
             if message is None or not endpoint.send(message):
                 return
     finally:

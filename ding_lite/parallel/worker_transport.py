@@ -122,6 +122,7 @@ class WorkerTransport:
         self.cfg, self.pcfg, self.seed, self.policy = cfg, cfg.parallel, seed, policy
         self.name = cfg.parallel.backend
         self.weight_sync_freq = cfg.parallel.weight_sync_freq
+        self.sync = bool(cfg.parallel.sync)
         self.description = (f"{self.collector_num} collector(s) and an evaluator ({self.name} backend)")
         self._worker_cfg = EasyDict(to_plain(cfg))
         self._worker_cfg.policy.cuda = False  # workers act on the CPU; the learner may use the GPU

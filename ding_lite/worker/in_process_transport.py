@@ -22,6 +22,7 @@ class InProcessTransport:
     name = "in-process"
     evaluates_in_place = True
     weight_sync_freq = 1
+    sync = False  # the collector acts with the learner's own model: always current
 
     def __init__(self, cfg, policy: Policy, collector_env: gym.vector.VectorEnv,
                  evaluator_env: gym.vector.VectorEnv, seed: int, run_dir: str = ".") -> None:

@@ -36,6 +36,7 @@ class Transport(Protocol):
     description: str  # how samples travel, for the run's first log line
     evaluates_in_place: bool  # request_eval answers at once (no snapshot of the weights needs keeping)
     weight_sync_freq: int  # publish the weights every this many train iterations
+    sync: bool  # publish once the updates that the samples allow are made (the actors wait for it), not per freq
 
     def launch(self, env_step: int, warm_up_steps: int, logger) -> None:
         """Start the actors (a resumed run at ``env_step``; ``warm_up_steps`` of random actions first), reporting
