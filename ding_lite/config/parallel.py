@@ -57,7 +57,7 @@ class ParallelConfig(Configurable):
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{path}.{key}={value!r}: must be an int >= 1")
-        if cfg.sync not in (None, True, False):
+        if cfg.sync is not None and not isinstance(cfg.sync, bool):
             raise ConfigError(f"{path}.sync={cfg.sync!r}: must be True, False or None (the policy's on_policy flag)")
         stale = cfg.max_staleness
         if isinstance(stale, bool) or not isinstance(stale, (int, float)) or not stale >= 0:

@@ -79,7 +79,7 @@ class Policy(Configurable):
         import_names=[],
         # (bool) Put the model and training on the GPU. Needs a CUDA device.
         cuda=False,
-        # (bool) Whether the algorithm is on-policy (informational; the pipelines treat every policy the same way).
+        # (bool) Whether the algorithm is on-policy: -m parallel then collects synchronously (parallel.sync, None).
         on_policy=False,
         # (bool) Prioritised replay (Schaul et al. 2016): sample by |TD error|^priority_alpha (keys in
         # policy.other.replay_buffer). SAC, discrete SAC and ACER support it; see docs/configs.md.
