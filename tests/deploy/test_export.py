@@ -37,6 +37,11 @@ CASES = {  # name -> (policy type, observation space, action space, policy overr
                       dict(model=SAC_SMALL, learn=dict(discrete_policy="boltzmann"))),
     "sac_mixed": ("sac", BOX4, gym.spaces.Tuple((gym.spaces.Discrete(3), BOUNDS)), dict(model=SAC_SMALL)),
     "sac_normalized": ("sac", BOX4, BOUNDS, dict(model=SAC_SMALL)),
+    "ppo_discrete": ("ppo", BOX4, gym.spaces.Discrete(3), dict(model=SMALL)),
+    "ppo_continuous": ("ppo", BOX4, BOUNDS, dict(model=SMALL)),
+    "ppo_multi_discrete": ("ppo", BOX4, gym.spaces.MultiDiscrete([3, 2]), dict(model=SMALL)),
+    "ppo_nested": ("ppo", NESTED, gym.spaces.Discrete(4), dict(model=SMALL)),
+    "ppo_normalized": ("ppo", BOX4, BOUNDS, dict(model=SMALL)),
 }
 
 
@@ -87,7 +92,7 @@ def test_exports_act_as_predict(name, tmp_path):
     obs = observations(space)
     expected = flat(agent.predict(obs))
     leaves = as_batch(obs, agent.obs_space)[0]
-    if name in ("impala_continuous", "acer_continuous"):
+    if name in ("impala_continuous", "acer_continuous", "ppo_continuous"):
         assert (expected[0] == BOUNDS.high).any() or (expected[0] == BOUNDS.low).any()  # some are clipped
 
     ts = export_agent(agent, "torchscript", str(tmp_path / "policy.pt"))
@@ -102,7 +107,7 @@ def test_exports_act_as_predict(name, tmp_path):
     check_close(got, expected)
 
 
-@pytest.mark.parametrize("name", ["impala_continuous", "sac_continuous"])
+@pytest.mark.parametrize("name", ["impala_continuous", "sac_continuous", "ppo_continuous"])
 def test_distribution_parameters_on_request(name, tmp_path):
     agent, space = make_agent(name)
     path = export_agent(agent, "onnx", str(tmp_path / "policy.onnx"), with_dist=True)
@@ -112,12 +117,13 @@ def test_distribution_parameters_on_request(name, tmp_path):
     check_close(outputs[:1], flat(agent.predict(observations(space, 5))))
 
 
-def test_cli_export(tmp_path):
+@pytest.mark.parametrize("config_file", ["cartpole_impala.py", "cartpole_ppo.py"])
+def test_cli_export(config_file, tmp_path):
     """``ding_lite export`` on a run directory writes the file; a bad path is a clear error."""
     from ding_lite.entry import serial_pipeline
     from ding_lite.config import read_config_file
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    config = read_config_file(os.path.join(repo, "dizoo_configs", "cartpole_impala.py"))
+    config = read_config_file(os.path.join(repo, "dizoo_configs", config_file))
     exp = str(tmp_path / "cp")
     serial_pipeline(config, seed=0, max_env_step=300, quiet=True, exp_name=exp,
                     overrides={"env.collector_env_num": 2, "env.evaluator_env_num": 1, "env.n_evaluator_episode": 1})

@@ -21,6 +21,10 @@ from ding_lite.worker import Evaluator
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SMALL_EVAL = {"env.evaluator_env_num": 1, "env.n_evaluator_episode": 1, "torch_threads": 1}
+# Two envs x 16 steps per collection: a 256-step run makes 8 updates and evaluates.
+PPO_SMALL = {"env.collector_env_num": 2, "policy.unroll_len": 16, "policy.collect.n_sample": 2,
+             "policy.learn.batch_size": 2, "policy.other.replay_buffer.replay_buffer_size": 2,
+             "policy.eval.evaluator.eval_freq": 2}
 
 
 def dizoo(name):
@@ -47,6 +51,8 @@ def runs(tmp_path_factory):
         "pendulum": train(tmp, dizoo("pendulum_sac.py"), "pendulum", 150, sac),
         "normalized": train(tmp, dizoo("pendulum_sac.py"), "norm", 150, {**sac, "env.normalize_obs": True}),
         "goal_grid": train(tmp, goal, "goal", 100),
+        "ppo_cartpole": train(tmp, dizoo("cartpole_ppo.py"), "ppo_cp", 256, PPO_SMALL),
+        "ppo_pendulum": train(tmp, dizoo("pendulum_ppo.py"), "ppo_pd", 256, {**PPO_SMALL, "env.normalize_obs": True}),
     }
 
 
@@ -171,3 +177,22 @@ def test_old_checkpoint_without_action_space_builds_one_env(runs, tmp_path):
         agent = ding_lite.load(ckpt)
     assert agent.env_built and float(agent.spec.action_high[0]) == 2.0
     assert (np.abs(agent.predict(np.full((5, 3), 9.0, np.float32))) <= 2).all()
+
+
+def test_ppo_runs_predict_as_their_eval_mode(runs):
+    """A trained PPO run: the greedy action (argmax, or the Gaussian mean clipped to the bounds) on raw
+    observations, through the run's observation normaliser where it has one."""
+    agent = ding_lite.load(runs["ppo_cartpole"])
+    assert agent.config.policy.type == "ppo"
+    obs = np.random.default_rng(4).normal(size=(50, 4)).astype(np.float32)
+    actions = agent.predict(obs)
+    assert actions.shape == (50,) and actions.dtype == np.int64
+    np.testing.assert_array_equal(actions, greedy_eval_action(agent, torch.from_numpy(obs)).numpy())
+
+    agent = ding_lite.load(runs["ppo_pendulum"])
+    assert agent.policy.model.obs_normalizer is not None
+    obs = np.random.default_rng(5).normal(scale=3, size=(100, 3)).astype(np.float32)
+    actions = agent.predict(obs)
+    assert actions.shape == (100, 1) and actions.dtype == np.float32 and (np.abs(actions) <= 2).all()
+    mu = greedy_eval_action(agent, torch.from_numpy(obs)).numpy()
+    np.testing.assert_allclose(actions, np.clip(mu, -2, 2), rtol=1e-6, atol=1e-6)
