@@ -121,6 +121,23 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
                                   "from the target critics, as in the second SAC paper); remove it",
     "policy.collect.noise_sigma": "has no effect: SAC explores by sampling its own stochastic policy, with no added "
                                   "noise; remove it",
+    # PPO keys of DI-engine with no ding_lite counterpart (its renamed ones are port_ppo.RENAMES).
+    "policy.recompute_adv": "not supported: DI-engine's PPO recomputes the advantages with the current critic before "
+                            "each epoch; ding_lite's ppo computes them once, at collection, with the critic that "
+                            "collected (as the PPO paper and SB3 do); remove it",
+    "policy.learn.value_norm": "not supported: DI-engine's PPO normalises its value targets by a running std of the "
+                               "returns; ding_lite's ppo learns unnormalised values (to scale the rewards, list "
+                               "gymnasium.wrappers:NormalizeReward in env.wrappers); remove it",
+    "policy.learn.ppo_param_init": "not supported: DI-engine's orthogonal initialisation of the PPO model; ding_lite's "
+                                   "model keeps PyTorch's default initialisation; remove it",
+    "policy.nstep_return": "not supported: ding_lite's ppo's value targets are GAE's returns, not n-step returns; "
+                           "remove it",
+    "policy.learn.kl_beta": "not supported: DI-engine's KL penalty in the loss; ding_lite's ppo bounds the update by "
+                            "the clipped ratio and, optionally, policy.learn.target_kl (an early stop); remove it",
+    "policy.learn.kl_type": "has no effect: DI-engine's estimator of the kl_beta penalty, which ding_lite does not "
+                            "have (the approx_kl it logs is (r - 1) - log r); remove it",
+    "policy.learn.pretrained_model_path": "not supported: DI-engine's KL regulariser against a pretrained policy; "
+                                          "remove it",
     # Keys of several DI-engine policies.
     "policy.nstep": "has no effect for policy '{policy}': its targets are fixed by the algorithm (IMPALA's V-trace "
                     "and ACER's Retrace over policy.unroll_len steps; SAC takes policy.nstep, its n-step soft "
@@ -224,9 +241,8 @@ DI_ENGINE_POLICY_TYPES: Dict[str, str] = {
 
 # ding_lite policies whose DI-engine configs port does not map yet -> the line port refuses them with.
 PORT_UNMAPPED_POLICY_TYPES: Dict[str, str] = {
-    "ppo": "port does not map DI-engine's PPO configs yet (their batch_size is a minibatch of steps, n_sample counts "
-           "steps, epoch_per_collect and collect.gae_lambda have other names and places here); write the ding_lite "
-           "config from dizoo_configs/cartpole_ppo.py",
+    "ppo_offpolicy": "DI-engine's off-policy PPO (it replays old samples from a buffer); ding_lite's ppo is "
+                     "on-policy: port DI-engine's on-policy PPO config of this env (type='ppo', the onppo files)",
 }
 
 # gym ids of DI-engine's dizoo configs -> the gymnasium 1.x id of the same env.
@@ -280,6 +296,12 @@ PORT_TODO: Dict[str, Any] = {
     "policy.multi_agent": False,
     "env.norm_obs": {"use_norm": False},
     "env.norm_reward": {"use_norm": False},
+    "policy.recompute_adv": False,
+    "policy.learn.value_norm": False,
+    "policy.learn.ppo_param_init": False,
+    "policy.nstep_return": False,
+    "policy.learn.kl_beta": 0.0,
+    "policy.learn.pretrained_model_path": None,
     "reward_model": _NEVER,
     "world_model": _NEVER,
 }

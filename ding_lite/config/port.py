@@ -23,7 +23,7 @@ from ding_lite.utils.errors import UserError
 from ding_lite.utils.file_io import atomic_write_text
 from ding_lite.utils.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY
 
-from . import compat, port_carry
+from . import compat, port_carry, port_ppo
 from .loader import read_config_file
 from .port_tree import Entry, Section, entry_at, is_identifier, render_section, short, to_section
 from .validate import unknown_key_message
@@ -370,6 +370,8 @@ def port_config(main: Mapping, create: Mapping) -> Port:
     env_id = entry_at(port.main, ("env", "env_id"))
     facts["atari"] = port_carry.is_atari(facts.get("env_type"), env_id.value if env_id is not None else None)
     types = _types(port)
+    if types["policy"][0] == "ppo":
+        port_ppo.port_ppo(port)
     defaults = build_defaults(types, port.main.to_plain().get("policy", {}))
     _walk(port, port.main, defaults.tree, (), defaults.tree, defaults.free_form, types["policy"][0], facts)
     port_carry.carry_model(port, types["policy"][0], facts["atari"])

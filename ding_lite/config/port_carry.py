@@ -2,7 +2,7 @@
 
 DI-engine behaviours that a key-by-key rename would silently change (each is written as a comment with its effect):
 
-* **hidden sizes**: DI-engine's VAC and ACER models default to ``encoder_hidden_size_list=[128, 128, 64]`` (ding_lite's
+* **hidden sizes**: DI-engine's VAC (IMPALA, PPO) and ACER models default to ``encoder_hidden_size_list=[128, 128, 64]`` (ding_lite's
   to ``[128, 128]``), its SAC models to head sizes of 64 (ding_lite's 256), and its SAC heads count one hidden layer
   fewer than ding_lite's (``nn.Linear(obs, H)`` sits before a head of ``layer_num`` layers). On image observations
   DI-engine builds a conv encoder from the list (convs of ``list[:3]`` channels, kernels 8/4/3, strides 4/2/1, then a
@@ -26,7 +26,7 @@ from typing import Any, List, Mapping, Optional
 from .port_tree import Entry, Section, entry_at, short
 
 # DI-engine 0.5.3's model defaults that differ from ding_lite's (ding/model/template/vac.py, acer.py, qac.py).
-DI_ENGINE_ENCODER = {"impala": [128, 128, 64], "acer": [128, 128, 64]}
+DI_ENGINE_ENCODER = {"impala": [128, 128, 64], "acer": [128, 128, 64], "ppo": [128, 128, 64]}
 DI_ENGINE_SAC_HEAD_SIZE = 64
 SAC_TYPES = ("sac", "discrete_sac")
 

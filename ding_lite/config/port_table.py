@@ -1,6 +1,6 @@
 """The key tables of docs/porting_from_dingengine.md, generated from the compat tables (``compat.py``); a test keeps
 the doc equal to them."""
-from . import compat
+from . import compat, port_ppo
 
 
 def _cell(text: str) -> str:
@@ -22,6 +22,9 @@ def key_table_markdown() -> str:
         else:
             action = "removes it"
         rows.append(f"| `{pattern}` | {kind} | {_cell(action)} | {_cell(message)} |")
+    for source, dest in port_ppo.RENAMES.items():
+        rows.append(f"| `{source}` (policy `ppo`) | moved | moves it to `{dest}` | DI-engine's PPO name and place "
+                    f"for `{dest}` |")
     values = ["| DI-engine setting | kind | `ding_lite port` writes | why |", "|---|---|---|---|"]
     for kind, env_id in compat.DIZOO_ENV_IDS.items():
         values.append(f"| `create_config.env.type='{kind}'` | renamed | `env.env_id='{env_id}'` | a dizoo env; "

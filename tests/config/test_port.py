@@ -42,6 +42,22 @@ EXPECTED = {
         {"env.env_id": "Pendulum-v1", "env.stop_value": -250, "policy.random_collect_size": 1000,
          "policy.learn.ignore_done": True, "policy.model.twin_critic": True, "policy.collect.n_sample": 10,
          "policy.type": "sac"}),
+    "cartpole_ppo": (
+        ["moved policy.learn.epoch_per_collect -> policy.learn.epochs",
+         "moved policy.learn.batch_size -> policy.learn.minibatch_size",
+         "moved policy.collect.discount_factor -> policy.learn.discount_factor",
+         "moved policy.collect.gae_lambda -> policy.learn.gae_lambda",
+         "removed policy.collect.unroll_len: DI-engine's PPO samples are single steps",
+         "set policy.unroll_len=32: DI-engine's PPO collects n_sample=256 env steps per collection, 32 per env",
+         "set policy.learn.value_clip=0.2: DI-engine's PPO always clips the value loss with clip_ratio",
+         "note: DI-engine's PPO defaults recompute_adv=True, value_norm=True, ppo_param_init=True",
+         "changed env.stop_value 195 -> 475"],
+        {"env.env_id": "CartPole-v1", "env.stop_value": 475, "policy.type": "ppo", "policy.unroll_len": 32,
+         "policy.collect.n_sample": 8, "policy.learn.batch_size": 8, "policy.other.replay_buffer.replay_buffer_size": 8,
+         "policy.learn.epochs": 2, "policy.learn.minibatch_size": 64, "policy.learn.discount_factor": 0.9,
+         "policy.learn.gae_lambda": 0.95, "policy.learn.value_clip": 0.2, "policy.learn.entropy_weight": 0.01,
+         "policy.learn.learning_rate": 0.001, "policy.model.encoder_hidden_size_list": [64, 64, 128],
+         "policy.other.replay_buffer.max_use": 1}),
 }
 
 
@@ -211,6 +227,30 @@ def test_a_policy_ding_lite_does_not_have_is_an_error():
         port_config(dict(env=dict(env_id="CartPole-v1")), dict(policy=dict(type="dqn")))
 
 
-def test_a_policy_port_does_not_map_yet_is_an_error():
-    with pytest.raises(UserError, match="create_config.policy.type='ppo': port does not map DI-engine's PPO"):
-        port_config(dict(env=dict(env_id="CartPole-v1")), dict(policy=dict(type="ppo")))
+def test_a_policy_port_does_not_map_is_an_error():
+    with pytest.raises(UserError, match="create_config.policy.type='ppo_offpolicy': DI-engine's off-policy PPO"):
+        port_config(dict(env=dict(env_id="CartPole-v1")), dict(policy=dict(type="ppo_offpolicy")))
+    with pytest.raises(UserError, match="not ported: policy.on_policy=False: "):
+        port_config(dict(env=dict(env_id="CartPole-v1"), policy=dict(on_policy=False)), dict(policy=dict(type="ppo")))
+
+
+def test_ppo_keys_without_a_counterpart_are_todos_or_removed_when_off():
+    """DI-engine's PPO options ding_lite lacks: a TODO(port) naming the key when on, removed when off; DI-engine's
+    defaults that differ are written where unset; n_sample steps become unrolls of the env count; DI-engine's
+    lr_scheduler form is kept (ding_lite reads it)."""
+    main = dict(env=dict(env_id="CartPole-v1", collector_env_num=4),
+                policy=dict(recompute_adv=True, learn=dict(value_norm=True, ppo_param_init=False, kl_beta=0.0,
+                                                           kl_type="k1", lr_scheduler=dict(epoch_num=10,
+                                                                                           min_lr_lambda=0.1)),
+                            collect=dict(n_sample=250, unroll_len=1)))
+    port = port_config(main, dict(policy=dict(type="ppo")))
+    assert [t.split(":")[0] for t in port.todos] == ["policy.recompute_adv=True", "policy.learn.value_norm=True"]
+    assert any("ppo_param_init" in c for c in port.changes) and any("kl_type" in c for c in port.changes)
+    plain = port.main.to_plain()
+    assert plain["policy"]["unroll_len"] == 63 and plain["policy"]["collect"] == {"n_sample": 4}
+    learn = plain["policy"]["learn"]
+    assert (learn["epochs"], learn["minibatch_size"], learn["learning_rate"], learn["entropy_weight"]) == (
+        10, 64, 3e-4, 0.0)  # DI-engine's defaults
+    assert learn["batch_size"] == 4 and learn["value_clip"] == 0.2
+    assert learn["lr_scheduler"] == dict(epoch_num=10, min_lr_lambda=0.1)
+    compile_config(plain, port.create.to_plain())

@@ -1,0 +1,149 @@
+"""``ding_lite port`` of DI-engine's on-policy PPO configs (policy type ``'ppo'``, the ``onppo`` files of dizoo).
+
+DI-engine 0.5.3's PPO (ding/policy/ppo.py) names and places some settings differently, and counts others in other
+units; this pass rewrites those before the key-by-key walk of ``port.py`` (which would otherwise keep
+``learn.batch_size`` with the wrong meaning, and remove ``collect.discount_factor`` as IMPALA's no-op):
+
+* its samples are single steps (``collect.unroll_len=1``) and ``collect.n_sample`` counts env steps per collection;
+  ding_lite's ppo trains on one unroll per env: ``unroll_len = ceil(n_sample / collector_env_num)`` and
+  ``collect.n_sample = learn.batch_size = replay_buffer_size = collector_env_num`` (one collection, one update);
+* ``learn.batch_size`` is a minibatch of steps (``learn.minibatch_size``), ``learn.epoch_per_collect`` the epochs,
+  ``collect.discount_factor`` / ``collect.gae_lambda`` live under ``learn``, ``grad_clip_value`` is ``clip_value``
+  and ``adv_norm`` is ``normalize_advantage`` (both per minibatch);
+* DI-engine always clips the value loss with ``clip_ratio`` (ppo_value_error, use_value_clip=True): the port sets
+  ``learn.value_clip`` to it; its defaults that differ from ding_lite's (``DEFAULTS``) are written where unset.
+
+Its keys with no ding_lite counterpart (value_norm, recompute_adv, ppo_param_init, ...) are compat table entries,
+ported by the walk like any other. ``learn.lr_scheduler=dict(epoch_num, min_lr_lambda)`` is kept: ding_lite reads
+that form as DI-engine steps it (a linear decay per learner iteration, ding_lite/torch_utils/lr_schedule.py).
+"""
+import math
+from typing import Any, Optional
+
+from ding_lite.utils.errors import UserError
+
+from .port_tree import Entry, Section, entry_at, short
+
+# DI-engine path -> ding_lite path: the same setting under another name or in another section.
+RENAMES = {
+    "policy.learn.epoch_per_collect": "policy.learn.epochs",
+    "policy.learn.batch_size": "policy.learn.minibatch_size",
+    "policy.learn.grad_clip_value": "policy.learn.clip_value",
+    "policy.learn.adv_norm": "policy.learn.normalize_advantage",
+    "policy.collect.discount_factor": "policy.learn.discount_factor",
+    "policy.collect.gae_lambda": "policy.learn.gae_lambda",
+}
+# DI-engine's PPO defaults that ding_lite's ppo cannot follow (compat.MAIN_CONFIG_KEYS says why, per key).
+UNFOLLOWED_DEFAULTS = {"policy.recompute_adv": True, "policy.learn.value_norm": True,
+                       "policy.learn.ppo_param_init": True}
+# ding_lite path -> (DI-engine's default, its key): written when the DI-engine config leaves the key unset.
+DEFAULTS = {
+    "policy.learn.epochs": (10, "learn.epoch_per_collect"),
+    "policy.learn.minibatch_size": (64, "learn.batch_size"),
+    "policy.learn.learning_rate": (3e-4, "learn.learning_rate"),
+    "policy.learn.entropy_weight": (0.0, "learn.entropy_weight"),
+}
+DI_ENGINE_CLIP_RATIO = 0.2
+
+
+def _path(dotted: str) -> tuple:
+    return tuple(dotted.split("."))
+
+
+def _section(root: Section, path: tuple) -> Optional[Section]:
+    """The section at ``path``, made where absent; None where a value sits on the way."""
+    node = root
+    for key in path:
+        node = node.child(key)
+        if not isinstance(node, Section):
+            return None
+    return node
+
+
+def _take(port: Any, source: str, note: Optional[str] = None) -> Any:
+    """Remove the key at ``source`` (leaving ``note``, if any, where it was); its value, or None when absent."""
+    path = _path(source)
+    parent = entry_at(port.main, path[:-1])
+    if parent is None or not isinstance(parent.value, Section) or not parent.value.has(path[-1]):
+        return None
+    section = parent.value
+    entry = section.find(path[-1])
+    section.entries[section.entries.index(entry)] = Entry(None, notes=entry.notes + ([note] if note else []))
+    return entry.value
+
+
+def _set(port: Any, dest: str, value: Any, note: str, summary: str) -> None:
+    path = _path(dest)
+    section = _section(port.main, path[:-1])
+    if section is None:
+        port.todos.append(f"{dest}={short(value)}: {note}")
+        return
+    existing = section.find(path[-1])
+    if existing is not None:
+        existing.value = value
+        existing.notes.append(note)
+    else:
+        section.put(path[-1], value, note)
+    port.changes.append(summary)
+
+
+def port_ppo(port: Any) -> None:
+    """Rewrite the DI-engine PPO settings of ``port.main`` as ding_lite's ppo takes them (module docstring)."""
+    on_policy = entry_at(port.main, ("policy", "on_policy"))
+    if on_policy is not None and on_policy.value is False:
+        raise UserError("not ported: policy.on_policy=False: DI-engine's off-policy use of PPO (replayed samples); "
+                        "ding_lite's ppo is on-policy only: port DI-engine's on-policy PPO config of this env")
+    for source, dest in RENAMES.items():
+        if entry_at(port.main, _path(dest)) is not None:
+            continue  # ding_lite's own key is set: the walk reports the DI-engine one
+        value = _take(port, source)  # one comment per change: at the new place
+        if value is not None:
+            _set(port, dest, value, f"moved {source} -> {dest}: ding_lite's name and place for it",
+                 f"moved    {source} -> {dest}")
+    _carry_collection(port)
+    clip = entry_at(port.main, ("policy", "learn", "clip_ratio"))
+    clip = clip.value if clip is not None else DI_ENGINE_CLIP_RATIO
+    if entry_at(port.main, ("policy", "learn", "value_clip")) is None:
+        _set(port, "policy.learn.value_clip", clip,
+             f"set policy.learn.value_clip={clip}: DI-engine's PPO always clips the value loss with clip_ratio",
+             f"set      policy.learn.value_clip={clip} (DI-engine clips the value loss with clip_ratio)")
+    for dest, (value, key) in DEFAULTS.items():
+        if entry_at(port.main, _path(dest)) is None:
+            _set(port, dest, value, f"set {dest}={value}: DI-engine's default of {key}, which this config leaves "
+                                    f"unset (ding_lite's default differs)",
+                 f"set      {dest}={value} (DI-engine's default)")
+    unset = [f"{k.split('.')[-1]}={v}" for k, v in UNFOLLOWED_DEFAULTS.items() if entry_at(port.main, _path(k)) is None]
+    if unset:
+        port.change(port.main.child("policy"),
+                    f"note: DI-engine's PPO defaults {', '.join(unset)}, which this config leaves on; ding_lite's ppo "
+                    f"has no such options (docs/porting_from_dingengine.md, PPO), so the port learns without them",
+                    f"note     DI-engine's defaults {', '.join(unset)} have no ding_lite counterpart")
+
+
+def _carry_collection(port: Any) -> None:
+    """DI-engine's n_sample steps per collection -> one unroll of ceil(n_sample / envs) steps per env."""
+    unroll = _take(port, "policy.collect.unroll_len",
+                   "removed policy.collect.unroll_len: DI-engine's PPO samples are single steps (GAE runs over each "
+                   "env's trajectory); ding_lite's ppo trains on whole unrolls, of policy.unroll_len steps (below)")
+    if unroll is not None:
+        port.changes.append("removed  policy.collect.unroll_len")
+    n_sample = entry_at(port.main, ("policy", "collect", "n_sample"))
+    env_num = entry_at(port.main, ("env", "collector_env_num"))
+    values = [e.value if e is not None else None for e in (n_sample, env_num)]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values):
+        port.todo(port.main.child("policy"), "policy.unroll_len: DI-engine's PPO collects policy.collect.n_sample env "
+                                             "steps per collection over env.collector_env_num envs, which this config "
+                                             "does not both set; set policy.unroll_len (steps per env per "
+                                             "collection) and policy.collect.n_sample = learn.batch_size = "
+                                             "other.replay_buffer.replay_buffer_size = collector_env_num")
+        return
+    steps, envs = values
+    unroll_len = math.ceil(steps / envs)
+    why = (f"DI-engine's PPO collects n_sample={steps} env steps per collection, {unroll_len} per env with "
+           f"collector_env_num={envs}; ding_lite's ppo trains once per collection on one unroll of policy.unroll_len "
+           f"steps per env, so n_sample, learn.batch_size and the buffer count {envs} unrolls")
+    _set(port, "policy.unroll_len", unroll_len, f"set policy.unroll_len={unroll_len}: {why}",
+         f"set      policy.unroll_len={unroll_len} ({steps} steps per collection over {envs} envs)")
+    for dest in ("policy.collect.n_sample", "policy.learn.batch_size", "policy.other.replay_buffer.replay_buffer_size"):
+        _set(port, dest, envs, f"set {dest}={envs}: one unroll per env (policy.unroll_len)",
+             f"set      {dest}={envs} (unrolls per collection)")
