@@ -1,16 +1,18 @@
-"""``--resume`` of a PPO run: it continues from ckpt_last (model, Adam state, RNG, counters) and, being on-policy,
+"""PPO through the CLI: its learner values reach TensorBoard, and ``--resume`` of a PPO run continues from ckpt_last (model, Adam state, RNG, counters) and, being on-policy,
 trains only on unrolls collected with the weights of the moment, also when the buffer is saved with the checkpoint
 (what it holds then is a collection's left-over unrolls, dropped as stale before the first update)."""
 import copy
+import math
 import os
 
+import pytest
 import torch
 
 from ding_lite.entry.training_loop import TrainingRun
 from ding_lite.policy import PPOPolicy
 from ding_lite.run.checkpoint import REPLAY_BUFFER_FILE
 
-from entry_helpers import REPO, assert_trees_equal, load_ckpt, read_result
+from entry_helpers import REPO, all_scalars, assert_trees_equal, load_ckpt, read_result
 
 CARTPOLE_PPO = os.path.join(REPO, "dizoo_configs", "cartpole_ppo.py")
 # 3 envs x 16 steps per collection (3 unrolls, 2 trained on: one left over each time), an update per 48 env steps;
@@ -58,3 +60,25 @@ def test_resume_continues_and_trains_only_on_fresh_unrolls(cli, in_tmp, monkeypa
     assert max(gaps) < 1e-5, gaps  # a left-over unroll replayed after the resume would differ
     log = (run / "log" / "train.log").read_text()
     assert "replay buffer: 1 samples loaded" in log
+
+
+def test_ppo_learner_values_reach_tensorboard(cli, in_tmp):
+    """Every value PPO logs is a TensorBoard scalar on the train_iter axis (the trackers mirror these scalars,
+    tests/run/test_trackers.py), with values that mean what they say."""
+    res = cli.train(*ARGS, "--set", "policy.learn.learner.hook.log_show_after_iter=1", "--set",
+                    "policy.learn.epochs=3", config=CARTPOLE_PPO, env_step=480)
+    assert res.exit_code == 0, res.output
+    scalars = all_scalars(in_tmp / "ppo_seed0")
+    if not scalars:
+        pytest.skip("neither tensorboard nor tensorboardX.proto can read events files here")
+    values = {}
+    for tag, _, value in scalars:
+        values.setdefault(tag, []).append(value)
+    names = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "explained_variance", "epochs",
+             "grad_norm", "cur_lr")
+    missing = [n for n in names if f"learner/{n}" not in values]
+    assert not missing, sorted(values)
+    assert all(math.isfinite(v) for n in names for v in values[f"learner/{n}"])
+    assert set(values["learner/epochs"]) == {3.0}  # no target_kl: every epoch runs
+    assert all(0 <= v <= 1 for v in values["learner/clip_fraction"])
+    assert all(v > 0 for v in values["learner/entropy"]) and all(v >= 0 for v in values["learner/value_loss"])
