@@ -178,8 +178,10 @@ class PPOPolicy(UnrollPolicy):
 
     def update_obs_stats(self, samples: Dict[str, Any]) -> None:
         """Keep the observations of a collection until the update that learns from it has run (module docstring);
-        :meth:`_forward_learn` then merges them into the statistics."""
-        if self._obs_norm is not None:
+        :meth:`_forward_learn` then merges them into the statistics. Without a learn mode they are merged now."""
+        if "learn" not in self._enable_field:
+            super().update_obs_stats(samples)
+        elif self._obs_norm is not None:
             self._pending_obs.append(samples["obs"])
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, Any]:
