@@ -12,6 +12,7 @@ import os
 
 import gymnasium as gym
 import numpy as np
+import pytest
 import torch
 
 from ding_lite.config import read_config_file
@@ -21,6 +22,8 @@ from ding_lite.policy import PPOPolicy
 from ding_lite.utils import ENV_REGISTRY
 
 from test_ppo_learning import _restore_torch_threads  # noqa: F401  (an autouse fixture)
+
+pytestmark = pytest.mark.slow  # learning tests: each trains to a return
 
 
 class MatchHeadsEnv(gym.Env):
