@@ -27,7 +27,7 @@ class ScriptedTransport:
     """Hands out ``script`` (one list of arrivals per request for samples) and answers evaluation requests as the
     test says; records what the loop asked for."""
 
-    name, description, evaluates_in_place, weight_sync_freq = "scripted", "scripted", False, 2
+    name, description, evaluates_in_place, weight_sync_freq, sync = "scripted", "scripted", False, 2, False
 
     def __init__(self, script: List[List[Arrival]], answers: Dict[int, Tuple[float, int]]) -> None:
         self.script = script
