@@ -5,3 +5,4 @@ from .impala import IMPALAPolicy
 from .sac import DiscreteSACPolicy, SACPolicy
 from .acer import ACERPolicy
 from .ppo import PPOPolicy
+from .appo import APPOPolicy

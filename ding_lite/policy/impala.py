@@ -103,7 +103,8 @@ class IMPALAPolicy(UnrollPolicy):
         action = data["action"]
         target_log_prob = target_dist.log_prob(action)
         with torch.no_grad():
-            log_rhos = target_log_prob - behaviour_dist.log_prob(action)
+            behaviour_log_prob = behaviour_dist.log_prob(action)
+            log_rhos = target_log_prob - behaviour_log_prob
             # The cut after an episode end (discount 0), and through a truncation r_t + gamma V(final_obs_t).
             reward = data["reward"] + self._gamma * batch.final_values(value)
             discounts = self._gamma * (~batch.done).float()
@@ -112,7 +113,7 @@ class IMPALAPolicy(UnrollPolicy):
                                          clip_rho_threshold=learn.rho_clip_ratio,
                                          clip_pg_rho_threshold=learn.rho_pg_clip_ratio,
                                          clip_c_threshold=learn.c_clip_ratio, lambda_=learn.lambda_)
-        policy_loss = -(target_log_prob * vtrace.pg_advantages).mean()
+        policy_loss, policy_info = self._policy_loss(target_log_prob, behaviour_log_prob, vtrace.pg_advantages)
         value_loss = (values - vtrace.vs).pow(2).mean()
         entropy = target_dist.entropy().mean()
         total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
@@ -132,8 +133,19 @@ class IMPALAPolicy(UnrollPolicy):
             "entropy_loss": entropy.detach(),
             "rho_mean": log_rhos.exp().mean(),
             "grad_norm": grad_norm,
+            **policy_info,
             **({} if kl_behaviour is None else {"kl_behaviour": kl_behaviour.detach()}),
         }
+
+    def _policy_loss(self, target_log_prob: torch.Tensor, behaviour_log_prob: torch.Tensor,
+                     pg_advantages: torch.Tensor) -> Tuple[torch.Tensor, Dict[str, torch.Tensor]]:
+        """The policy-gradient term of the loss, to minimise, and extra 0-dim values to log (detached).
+
+        IMPALA's is -mean(log pi(a_t|x_t) * pg_advantages_t): its gradient is V-trace's off-policy policy gradient.
+        ``target_log_prob`` (T, B) log pi, differentiable; ``behaviour_log_prob`` (T, B) log mu of the behaviour policy
+        that collected the unroll (no gradient); ``pg_advantages`` (T, B), detached. APPO overrides this with PPO's
+        clipped surrogate (:mod:`ding_lite.policy.appo`)."""
+        return -(target_log_prob * pg_advantages).mean(), {}
 
     def _monitor_vars_learn(self) -> List[str]:
         logged_kl = ["kl_behaviour"] if self._cfg.learn.kl_weight else []
