@@ -1,4 +1,4 @@
-"""The shipped CartPole IMPALA and ACER configs learn: evaluation mean >= 475 within 150k env steps, seeds 0, 1, 2."""
+"""The shipped CartPole IMPALA, APPO and ACER configs learn: evaluation mean >= 475 within 150k env steps, seeds 0, 1, 2."""
 import json
 import os
 
@@ -11,7 +11,7 @@ CONFIGS = os.path.join(os.path.dirname(__file__), "..", "..", "dizoo_configs")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["cartpole_impala", "cartpole_acer"])
+@pytest.mark.parametrize("name", ["cartpole_impala", "cartpole_appo", "cartpole_acer"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_cartpole_reaches_475(name, seed, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
