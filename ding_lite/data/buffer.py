@@ -131,8 +131,8 @@ class ReplayBuffer(Configurable):
                               f"annealing), got {anneal!r}")
         if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0:
             raise ConfigError(f"{path}.priority_eps must be > 0, got {eps!r}")
-        if not isinstance(cfg.get("replacement"), bool):
-            raise ConfigError(f"{path}.replacement must be True or False, got {cfg.get('replacement')!r}")
+        if not isinstance(cfg.replacement, bool):
+            raise ConfigError(f"{path}.replacement must be True or False, got {cfg.replacement!r}")
         if not isinstance(cfg.get("save_replay_buffer"), bool):
             raise ConfigError(f"{path}.save_replay_buffer must be True or False, got {cfg.get('save_replay_buffer')!r}")
 

@@ -184,7 +184,7 @@ def run_collector(endpoint: Endpoint, spec: WorkerSpec) -> None:
     waits for a newer one, which the learner publishes once it has trained on the round of segments.
     """
     role = CollectorRole(spec)
-    sync = bool(spec.cfg.parallel.get("sync"))
+    sync = spec.cfg.parallel.sync  # resolved (a bool) before any worker starts: resolve_sync
     poll_weights = (lambda: None) if sync else endpoint.poll_weights
     try:
         version = wait_for_weights(endpoint, role.policy.model)
