@@ -2,7 +2,9 @@
 
 Files get the permissions an ordinary ``open`` would give (0666 less the umask), not the 0600 of a temporary file,
 so a run's outputs stay readable by the user's group when their umask says so. A failed write (disk full, read-only
-directory) leaves the previous file intact and raises ``RunIOError`` naming the path and the reason.
+directory) leaves the previous file intact and raises ``RunIOError`` naming the path and the reason. A stop signal
+(Ctrl-C, SIGTERM) that arrives during a write takes effect once the file is in place: raised inside ``torch.save``'s
+writer callback, it would come out as a RuntimeError, i.e. a failed write (``signals.deferred_interrupts``).
 """
 import json
 import os
@@ -12,6 +14,7 @@ from typing import Any, Callable, IO, List
 import torch
 
 from .errors import RunIOError
+from .signals import deferred_interrupts
 
 TEMP_PREFIX = ".tmp_"  # an atomic write's file before its rename; one a killed process left behind is never read
 
@@ -55,6 +58,11 @@ def fsync_directory(directory: str) -> None:
 def atomic_write(path: str, write: Callable[[IO[bytes]], None], what: str = "write") -> None:
     """Call ``write(f)`` on a temporary file beside ``path``, fsync it, rename it over ``path`` and fsync the
     directory: a crash leaves the old file or the new one, never half of one. ``what`` names the action in errors."""
+    with deferred_interrupts():
+        _atomic_write(path, write, what)
+
+
+def _atomic_write(path: str, write: Callable[[IO[bytes]], None], what: str) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     tmp = None
     try:
