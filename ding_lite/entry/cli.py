@@ -82,7 +82,8 @@ def main(ctx: click.Context, mode: str, config_path: Optional[str], seeds: Tuple
     compare runs with ``ding_lite plot RUN_DIR...`` and ``ding_lite summary RUN_DIR...``."""
     if ctx.invoked_subcommand is not None:
         if config_path is not None:
-            raise click.UsageError(f"'{ctx.invoked_subcommand}' takes run directories, not -c; see "
+            what = "its ENV argument" if ctx.invoked_subcommand == "check-env" else "run directories"
+            raise click.UsageError(f"'{ctx.invoked_subcommand}' takes {what}, not -c; see "
                                    f"'ding_lite {ctx.invoked_subcommand} --help'")
         return
     with user_errors():
@@ -305,6 +306,30 @@ def export(path: str, fmt: str, out: Optional[str], with_dist: bool, force: bool
     from ding_lite.entry.export import export as export_policy
     with user_errors():
         click.echo(export_policy(path, fmt, out, with_dist, force, trust_config))
+
+
+@main.command("check-env")
+@click.argument("env", metavar="ENV")
+@click.option("--steps", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Random steps to take (episodes reset as they end).")
+@click.option("-s", "--seed", type=int, default=None, help="Seed of the env and the random actions (default: the "
+                                                           "config's seed, 0).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a config key, e.g. --set env.max_episode_steps=200 or env.wrappers=[...] (repeatable).")
+def check_env(env: str, steps: int, seed: Optional[int], overrides: Tuple[str, ...]) -> None:
+    """Check the env ENV as a run builds it (its wrappers included) before training on it: a config file (.py with
+    main_config, as -c takes), a gymnasium id (CartPole-v1, minigrid:MiniGrid-Empty-5x5-v0), 'module:Name' of a
+    gymnasium.Env class, or a registered env type. One line per finding with its fix: spaces, observations in their
+    space, finite values, reset/step signatures, episode ends, seeding, action bounds, action masks, step time.
+    Exit status 0: no errors (warnings allowed); 2: errors. See docs/custom_env.md."""
+    from ding_lite.entry.check_env import check_target
+    with user_errors():
+        user_module_path(env if env.endswith(".py") else None)
+        report, ok = check_target(env, steps, seed, overrides)
+    click.echo(report)
+    if not ok:
+        sys.exit(2)
+
 
 if __name__ == "__main__":
     main()

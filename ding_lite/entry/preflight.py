@@ -6,7 +6,8 @@ collection.
 * the replay buffer against free memory (``check_buffer_memory``): the bytes of one train sample, made from the
   env's observation space through the policy's own collect hooks (forward, ``_process_transition``,
   ``_get_train_sample``), times ``replay_buffer_size``, as the columnar buffer allocates at its first push;
-* the warm-up against the run's ``--env-step`` budget (``check_warm_up``).
+* the warm-up against the run's ``--env-step`` budget (``check_warm_up``);
+* with ``env.check=True``, the checks of ``ding_lite check-env`` on one env (``check_env.check_before_run``).
 
 Env ids, ``env.import_names`` and every config value are checked earlier, by ``compile_config``.
 """
@@ -30,6 +31,7 @@ from ding_lite.torch_utils import tree_map, tree_stack
 from ding_lite.utils import POLICY_REGISTRY, UserError
 
 from .build import buffer_class, probe_env
+from .check_env import check_before_run
 from .training_loop import warm_up_steps
 
 # The replay buffer may take at most this share of the available memory (the run needs the rest: the model, its
@@ -49,6 +51,7 @@ def preflight(cfg: EasyDict, seed: int, max_env_step: Optional[int] = None, mode
     check_cuda(cfg.policy.cuda)
     if fresh:
         check_warm_up(cfg, max_env_step)
+    check_before_run(cfg)
     spec, observation_space = probe_env(cfg, seed)
     check_buffer_memory(cfg, observation_space, model)
     return spec

@@ -58,6 +58,10 @@ class EnvConfig(Configurable):
         # and the env index (a hung env); a parallel worker whose env hangs is restarted like a crashed one. None:
         # no limit. See docs/reliability.md.
         step_timeout_s=60.0,
+        # (bool) Before training, run the env checks of `ding_lite check-env` on one env made as the collector's
+        # (1,000 random steps): errors stop the run with one line each and its fix, warnings are printed. See
+        # docs/custom_env.md#checking-an-env.
+        check=False,
     )
     free_form = ("kwargs",)
 
