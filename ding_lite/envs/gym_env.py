@@ -60,7 +60,7 @@ class EnvConfig(Configurable):
         step_timeout_s=60.0,
         # (bool) Before training, run the env checks of `ding_lite check-env` on one env made as the collector's
         # (1,000 random steps): errors stop the run with one line each and its fix, warnings are printed. See
-        # docs/custom_env.md#checking-an-env.
+        # docs/custom_env.md ("Checking an env").
         check=False,
     )
     free_form = ("kwargs",)
