@@ -6,7 +6,7 @@ would learn from wrong data), a warning (it works, but something looks unintende
 them raises on a bad env. The action masks' checks are in ``check_mask.py``.
 """
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, List, Optional, Sequence, Tuple
 
 import gymnasium as gym
@@ -34,6 +34,7 @@ class Finding:
     check: str
     message: str
     fix: str = ""
+    subject: str = field(default="", compare=False)  # what it is about (an obs key path): the report's lines differ
 
     def line(self) -> str:
         """The report's line for it."""
@@ -41,8 +42,8 @@ class Finding:
         return f"{self.level:<7} [{self.check}] {self.message}{fix}"
 
 
-def error(check: str, message: str, fix: str) -> Finding:
-    return Finding("error", check, message, fix)
+def error(check: str, message: str, fix: str, subject: str = "") -> Finding:
+    return Finding("error", check, message, fix, subject)
 
 
 def warning(check: str, message: str, fix: str) -> Finding:
@@ -104,21 +105,21 @@ def obs_findings(obs: Any, space: gym.Space, where: str, path: str = "obs") -> L
     if isinstance(space, gym.spaces.Dict):
         if not isinstance(obs, dict):
             return [error("obs", f"{path} {where} is a {type(obs).__name__}, the space is a Dict",
-                          "return a dict with the space's keys")]
+                          "return a dict with the space's keys", path)]
         missing, extra = sorted(set(space.keys()) - set(obs)), sorted(set(obs) - set(space.keys()))
         if missing or extra:
             return [error("obs", f"{path} {where} has keys {sorted(obs)}, the Dict space {sorted(space.keys())}",
-                          "return the space's keys, or declare the keys the env returns")]
+                          "return the space's keys, or declare the keys the env returns", path)]
         return [f for key, sub in space.items() for f in obs_findings(obs[key], sub, where, f"{path}[{key!r}]")]
     if isinstance(space, gym.spaces.Tuple):
         if not isinstance(obs, (tuple, list)) or len(obs) != len(space):
             return [error("obs", f"{path} {where} is a {type(obs).__name__} of {_len(obs)} items, the space a Tuple "
-                                 f"of {len(space)}", "return a tuple with one item per space of the Tuple")]
+                                 f"of {len(space)}", "return a tuple with one item per space of the Tuple", path)]
         return [f for i, sub in enumerate(space) for f in obs_findings(obs[i], sub, where, f"{path}[{i}]")]
     if isinstance(space, (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)):
         return _leaf_findings(obs, space, where, path)
     return [] if space.contains(obs) else [error("obs", f"{path} {where} is not in its space {space}",
-                                                 "return observations of the declared space")]
+                                                 "return observations of the declared space", path)]
 
 
 def _len(x: Any) -> Any:
@@ -132,19 +133,21 @@ def _leaf_findings(obs: Any, space: gym.Space, where: str, path: str) -> List[Fi
     arr = np.asarray(obs)
     shape = () if isinstance(space, gym.spaces.Discrete) else tuple(space.shape)
     if arr.shape != shape:
-        return [error("obs", f"{path} {where} has shape {arr.shape}, its space {space} has {shape}",
-                      f"return an array of shape {shape}, or declare the space with shape {arr.shape}")]
+        fix = ("return one int" if isinstance(space, gym.spaces.Discrete)
+               else f"return an array of shape {shape}, or declare the space with shape {arr.shape}")
+        return [error("obs", f"{path} {where} has shape {arr.shape}, its space {space} has {shape}", fix, path)]
     if arr.dtype.kind not in "biuf":
-        return [error("obs", f"{path} {where} has dtype {arr.dtype}, not a number", "return a numeric array")]
+        return [error("obs", f"{path} {where} has dtype {arr.dtype}, not a number", "return a numeric array", path)]
     if not all_finite(arr):
         bad = int(np.flatnonzero(~np.isfinite(arr.reshape(-1)))[0])
         return [error("finite", f"{path} {where} is not finite (element {bad} is {arr.reshape(-1)[bad]})",
-                      "fix the env, or wrap it to clip/sanitise its observations (a NaN or inf reaches the losses)")]
+                      "fix the env, or wrap it to clip/sanitise its observations (a NaN or inf reaches the losses)",
+                      path)]
     out = []
     if isinstance(space, gym.spaces.Discrete):
         if arr.dtype.kind not in "iu":
             out.append(error("obs", f"{path} {where} is {obs!r} ({arr.dtype}), its space {space} takes integers",
-                             "return an int (np.int64)"))
+                             "return an int (np.int64)", path))
         low, high = np.asarray(space.start), np.asarray(space.start + space.n - 1)
     elif isinstance(space, gym.spaces.MultiBinary):
         low, high = np.zeros(shape), np.ones(shape)
@@ -152,17 +155,18 @@ def _leaf_findings(obs: Any, space: gym.Space, where: str, path: str) -> List[Fi
         low, high = np.asarray(space.start), np.asarray(space.start) + np.asarray(space.nvec) - 1
     else:
         low, high = space.low, space.high
-    if not isinstance(space, gym.spaces.Discrete) and arr.dtype != space.dtype:
-        out.append(error("obs", f"{path} {where} has dtype {arr.dtype}; its space {space} has {space.dtype}",
+    if not isinstance(space, gym.spaces.Discrete) and not np.can_cast(arr.dtype, space.dtype):
+        out.append(error("obs", f"{path} {where} has dtype {arr.dtype}, which its space {space} cannot take without a loss "
+                                f"(gymnasium's contains() refuses it)",
                          f"return obs.astype(np.{np.dtype(space.dtype).name}), or declare the space with "
-                         f"dtype=np.{arr.dtype.name}"))
+                         f"dtype=np.{arr.dtype.name}", path))
     outside = (arr < low) | (arr > high)
     if outside.any():
         i = int(np.flatnonzero(outside.reshape(-1))[0])
         flat_low, flat_high = np.broadcast_to(low, shape).reshape(-1), np.broadcast_to(high, shape).reshape(-1)
         out.append(error("obs", f"{path} {where}: element {i} is {arr.reshape(-1)[i]}, outside its space's "
                                 f"[{flat_low[i]}, {flat_high[i]}] ({int(outside.sum())} element(s) outside)",
-                         "clip the observation, or declare bounds that hold it"))
+                         "clip the observation, or declare bounds that hold it", path))
     return out
 
 

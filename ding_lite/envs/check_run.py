@@ -18,30 +18,30 @@ SEED_STEPS = 5  # steps of the seeding check after its reset
 
 
 class FindingLog:
-    """Findings in order of first appearance, one per (level, check, fix): a broken observation repeated at every
-    step is one line that says how often it came up."""
+    """Findings in order of first appearance, one per (level, check, subject, fix): a broken observation repeated at
+    every step is one line that says how often it came up."""
 
     def __init__(self) -> None:
-        self.first: Dict[Tuple[str, str, str], Finding] = {}
-        self.count: Dict[Tuple[str, str, str], int] = {}
+        self.first: Dict[Tuple[str, str, str, str], Finding] = {}
+        self.count: Dict[Tuple[str, str, str, str], int] = {}
 
     def add(self, findings: Sequence[Finding]) -> bool:
         """Record ``findings``; True when any is an error."""
         for f in findings:
-            key = (f.level, f.check, f.fix or f.message)
+            key = (f.level, f.check, f.subject, f.fix or f.message)
             self.first.setdefault(key, f)
             self.count[key] = self.count.get(key, 0) + 1
         return any(f.level == "error" for f in findings)
 
     def has_error(self, check: str) -> bool:
         """Whether an error of ``check`` was found."""
-        return any(level == "error" and name == check for level, name, _ in self.first)
+        return any(level == "error" and name == check for level, name, _, _ in self.first)
 
     def findings(self) -> List[Finding]:
         out = []
         for key, f in self.first.items():
             n = self.count[key]
-            out.append(f if n == 1 else Finding(f.level, f.check, f"{f.message} ({n} times)", f.fix))
+            out.append(f if n == 1 else Finding(f.level, f.check, f"{f.message} ({n} times)", f.fix, f.subject))
         return out
 
 

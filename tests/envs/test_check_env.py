@@ -125,7 +125,18 @@ class DiscreteObsEnv(GoodEnv):
         return {"cell": self.t, "x": super().obs()}  # reaches 3, outside Discrete(3)
 
 
+class TwoLeavesEnv(GoodEnv):
+    """uint8 in a float32 Box (cast without loss: fine), and two leaves out of bounds: a line each."""
+
+    observation_space = gym.spaces.Dict(a=BOX, b=BOX, c=BOX)
+
+    def obs(self) -> Any:
+        return {"a": np.full(1, 2.0, np.float32), "b": np.full(1, -1.0, np.float32), "c": np.zeros(1, np.uint8)}
+
+
 def test_observations_in_their_space():
+    lines = [f.message for f in check_env(TwoLeavesEnv, steps=20) if f.level != "info"]
+    assert len(lines) == 2 and "obs['a']" in lines[0] and "obs['b']" in lines[1], lines
     only(Float64ObsEnv, "error", "obs", "astype(np.float32)")
     assert "shape (2,)" in only(ShapeEnv, "error", "obs", "of shape (1,)").message
     finding = only(OutOfBoundsEnv, "error", "obs", "clip the observation")
