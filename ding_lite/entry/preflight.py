@@ -46,8 +46,9 @@ SampleLayout = List[Tuple[str, Tuple[int, ...], torch.dtype]]  # (leaf name, per
 def preflight(cfg: EasyDict, seed: int, max_env_step: Optional[int] = None, model: Optional[torch.nn.Module] = None,
               *, fresh: bool = True) -> EnvSpec:
     """The checks of a training run before its envs are built, in order of cost: the device, the warm-up against
-    the budget (only for a ``fresh`` run: a resumed one has done its warm-up), one probe env for the spaces (which
-    fills the env-derived config values), then the replay buffer's memory. Returns the env's spec."""
+    the budget (only for a ``fresh`` run: a resumed one has done its warm-up), with ``env.check`` the env checks
+    (``check_env.check_before_run``), one probe env for the spaces (which fills the env-derived config values), then
+    the replay buffer's memory. Returns the env's spec."""
     check_cuda(cfg.policy.cuda)
     if fresh:
         check_warm_up(cfg, max_env_step)
