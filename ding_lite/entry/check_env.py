@@ -6,6 +6,7 @@ ENV is a config file (``.py`` with main_config, as ``-c`` takes), a gymnasium id
 ``'minigrid:MiniGrid-Empty-5x5-v0'``), ``'module:Name'`` naming a ``gymnasium.Env`` class or another ENV_REGISTRY
 form (built with ``env.kwargs`` as a registered type is), or a registered env type (``'goal_grid'``).
 """
+import copy
 import importlib
 import os
 import warnings
@@ -16,7 +17,7 @@ from easydict import EasyDict
 
 from ding_lite.config import compile_config, read_config_file
 from ding_lite.envs import env_factory
-from ding_lite.envs.check import Finding, format_report, has_errors
+from ding_lite.envs.check import Finding, error, format_report, has_errors
 from ding_lite.envs.check_run import DEFAULT_STEPS, check_env
 from ding_lite.utils import ENV_REGISTRY, POLICY_REGISTRY, UserError
 
@@ -86,6 +87,18 @@ def env_title(cfg: EasyDict) -> str:
     return f"{name}{', wrappers: ' + ', '.join(map(str, wrappers)) if wrappers else ''}"
 
 
+def config_findings(cfg: EasyDict) -> List[Finding]:
+    """What a run of the config would refuse about its env before training (``probe_env``): the policy's action
+    space and model shapes against the env's, and the policy's Box bounds."""
+    from .build import probe_env
+    try:
+        probe_env(copy.deepcopy(cfg), cfg.seed)
+    except UserError as err:
+        message, _, fix = str(err).partition("; ")
+        return [error("config", message, fix or "change the config key it names")]
+    return []
+
+
 def check_target(target: str, steps: int = DEFAULT_STEPS, seed: Optional[int] = None,
                  overrides: Sequence[str] = ()) -> Tuple[str, bool]:
     """``ding_lite check-env``: the report on the env ``target`` names, and whether it has no errors."""
@@ -95,6 +108,8 @@ def check_target(target: str, steps: int = DEFAULT_STEPS, seed: Optional[int] = 
     cfg = target_config(target, overrides, seed)
     bound = policy_bound(cfg) if target.endswith(".py") else None
     findings = check_config_env(cfg, steps, bound)
+    if target.endswith(".py") and not has_errors(findings):
+        findings += config_findings(cfg)
     title = f"check-env {target}: {env_title(cfg)}; {steps} random steps, seed {cfg.seed}"
     return format_report(title, findings), not has_errors(findings)
 

@@ -64,6 +64,9 @@ def test_exit_status_2_with_errors_and_user_errors():
     assert "error   [obs] obs after reset has dtype float64" in result.output
     assert "error   [signature] step returned 4 values" in result.output
     assert "result: 2 error(s)" in result.output
+    result = cli("check-env", CARTPOLE, "--steps", "20", "--set", "policy.action_space=continuous")
+    assert result.exit_code == 2, result.output  # what the run would refuse: the policy's action space vs the env's
+    assert "error   [config] policy.action_space='continuous' but env 'CartPole-v1' has a discrete" in result.output
     result = cli("check-env", "CartPol-v1")
     assert result.exit_code == 2 and "did you mean" in result.output and "CartPole-v1" in result.output
     result = cli("check-env", "no_such_module_xyz:Env")
