@@ -5,6 +5,7 @@ and ``env.check=True`` refusing to start a run on a broken env. The CLI's exit c
 import os
 import sys
 import time
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import gymnasium as gym
@@ -125,18 +126,20 @@ class DiscreteObsEnv(GoodEnv):
         return {"cell": self.t, "x": super().obs()}  # reaches 3, outside Discrete(3)
 
 
-class TwoLeavesEnv(GoodEnv):
-    """uint8 in a float32 Box (cast without loss: fine), and two leaves out of bounds: a line each."""
+class LeavesEnv(GoodEnv):
+    """uint8 in a float32 Box (cast without loss: fine), and three leaves out of bounds (a Tuple's MultiBinary item
+    among them): a line each."""
 
-    observation_space = gym.spaces.Dict(a=BOX, b=BOX, c=BOX)
+    observation_space = gym.spaces.Dict(a=BOX, b=BOX, c=BOX, d=gym.spaces.Tuple([gym.spaces.MultiBinary(2)]))
 
     def obs(self) -> Any:
-        return {"a": np.full(1, 2.0, np.float32), "b": np.full(1, -1.0, np.float32), "c": np.zeros(1, np.uint8)}
+        return {"a": np.full(1, 2.0, np.float32), "b": np.full(1, -1.0, np.float32), "c": np.zeros(1, np.uint8),
+                "d": (np.array([0, 2], np.int8),)}
 
 
 def test_observations_in_their_space():
-    lines = [f.message for f in check_env(TwoLeavesEnv, steps=20) if f.level != "info"]
-    assert len(lines) == 2 and "obs['a']" in lines[0] and "obs['b']" in lines[1], lines
+    lines = [f.message for f in check_env(LeavesEnv, steps=20) if f.level != "info"]
+    assert [line.split(" ")[0] for line in lines] == ["obs['a']", "obs['b']", "obs['d'][0]"], lines
     only(Float64ObsEnv, "error", "obs", "astype(np.float32)")
     assert "shape (2,)" in only(ShapeEnv, "error", "obs", "of shape (1,)").message
     finding = only(OutOfBoundsEnv, "error", "obs", "clip the observation")
@@ -375,3 +378,15 @@ def test_env_check_refuses_to_start_a_run(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []  # nothing started
     good = target_config("goal_grid", ["env.check=True"])
     check_before_run(good)  # no error
+
+
+ENV_REGISTRY.register("check_env_test_never_ends", NeverEndsEnv)
+
+
+def test_env_check_warns_and_starts():
+    cfg = target_config("check_env_test_never_ends", ["env.check=True"])
+    with pytest.warns(UserWarning, match=r"env.check: warning \[episode end\] no episode ended in 1000 steps"):
+        check_before_run(cfg)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_before_run(target_config("check_env_test_never_ends"))  # env.check=False (the default): no check
