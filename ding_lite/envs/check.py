@@ -156,8 +156,8 @@ def _leaf_findings(obs: Any, space: gym.Space, where: str, path: str) -> List[Fi
     else:
         low, high = space.low, space.high
     if not isinstance(space, gym.spaces.Discrete) and not np.can_cast(arr.dtype, space.dtype):
-        out.append(error("obs", f"{path} {where} has dtype {arr.dtype}, which its space {space} cannot take without a loss "
-                                f"(gymnasium's contains() refuses it)",
+        out.append(error("obs", f"{path} {where} has dtype {arr.dtype}, which its space {space} cannot take "
+                                f"without a loss (gymnasium's contains() refuses it)",
                          f"return obs.astype(np.{np.dtype(space.dtype).name}), or declare the space with "
                          f"dtype=np.{arr.dtype.name}", path))
     outside = (arr < low) | (arr > high)

@@ -1,6 +1,6 @@
 """``ding_lite check-env ENV``: the report and the exit status (0: ok or warnings only, 2: errors) for a gymnasium id,
-a config file and 'module:Name' classes, through the CLI's entry point in-process (click's CliRunner). The checks themselves:
-tests/envs/test_check_env.py."""
+a config file and 'module:Name' classes, through the CLI's entry point in-process (click's CliRunner). The checks
+themselves: tests/envs/test_check_env.py."""
 import os
 import sys
 from typing import Any, Optional, Tuple
