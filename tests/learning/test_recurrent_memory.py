@@ -1,12 +1,13 @@
 """A task that needs memory: CartPole-v1 with the velocities hidden (``ding_lite.envs.masked_cartpole``, positions
-only). At the same budget (60k env steps, dizoo_configs/cartpole_impala.py otherwise unchanged, stop at an evaluation
+only). At the same budget (40k env steps, dizoo_configs/cartpole_impala.py otherwise unchanged, stop at an evaluation
 mean of 400), IMPALA with an LSTM core (``policy.model.core='lstm'``, 64 units) reaches at least 400 and the
 feed-forward agent stays below 200. Seed 1 for both.
 
 Measured on the 2-core VM with this code (docs/recurrent.md): the LSTM agent's first evaluation of at least 400 came
 after 55.8k, 27.1k, -, 41.5k, 41.5k, 20.0k and 34.3k env steps for seeds 0 to 6 (seed 2: none of its periodic
-evaluations within 80k, its final one at 80k scored 500), so 6 of 7 seeds within this budget; seed 1 is the one
-tested because it gets there with a margin (chaotic trajectories differ from machine to machine). The feed-forward
+evaluations within 80k, its final one at 80k scored 500), so 6 of 7 seeds within 60k and 4 within this budget of
+40k (60k until issue 46 trimmed it: the feed-forward run spends the whole budget); seed 1 is the one tested because
+it gets there with a margin of 1.5x (chaotic trajectories differ from machine to machine). The feed-forward
 agent's best evaluation: 52.8 over 150k steps (seed 0), 52.4 and 50.4 over 40k (seeds 1, 2), 47.4 over 60k
 (seed 1).
 """
@@ -17,7 +18,7 @@ import sys
 import pytest
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
-BUDGET = 60_000
+BUDGET = 40_000
 SEED = 1
 
 
