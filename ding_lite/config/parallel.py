@@ -100,10 +100,9 @@ def resolve_sync(cfg: EasyDict) -> None:
     if pcfg.weight_sync_freq != 1:
         raise ConfigError(f"parallel.weight_sync_freq={pcfg.weight_sync_freq}: synchronous collection (parallel.sync) "
                           f"publishes once per round of segments; remove the key")
-    if pcfg.backend != "local":
-        raise ConfigError(f"parallel.backend={pcfg.backend!r}: synchronous collection (parallel.sync, on for "
-                          f"on-policy policies such as {policy.type!r}) runs on the local backend only so far; "
-                          f"use --backend local")
+    if pcfg.segments_per_call != 1:
+        raise ConfigError(f"parallel.segments_per_call={pcfg.segments_per_call}: a synchronous round (parallel.sync) "
+                          f"is one segment per collector; remove the key")
     n_sample, envs, collectors = policy.collect.n_sample, cfg.env.collector_env_num, pcfg.collector_num
     if collectors * envs != n_sample:
         fixes = [f"env.collector_env_num={n_sample // collectors}"] if n_sample % collectors == 0 else []

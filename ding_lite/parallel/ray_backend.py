@@ -7,6 +7,10 @@ Weights go out as one ``ray.put`` per version, passed to the calls by reference 
 resolve it), and an actor fetches a version only when it is newer than the one it has. There is no hub or other
 helper actor: the learner's process is the only part a run cannot lose.
 
+Synchronous collection (``parallel.sync``, on-policy policies such as PPO): each collector gets one call per weight
+version, one segment acted with that version alone; the learner trains on the round of segments and publishes the
+next version, which sends the next round of calls. ``queue_size`` does not apply.
+
 An actor that dies (its process killed, its node lost) fails its calls; ``failed`` reports it and the transport
 restarts it, and Ray places the new actor wherever a CPU is free. A worker still unplaced after
 ``PLACEMENT_REPORT_S`` is reported once, naming the resource it waits for (``placement_news``).
@@ -148,6 +152,7 @@ class _Worker:
         self.calls: List[Any] = []  # collect/evaluate calls under way or finished and not taken
         self.reported = False  # its placement was reported
         self.dead = False
+        self.called_version: Optional[int] = None  # synchronous collection: the version of its last collect call
 
 
 class RayBackend:
@@ -162,6 +167,7 @@ class RayBackend:
             _init_ray(ray, pcfg)
         self.queue_size = pcfg.queue_size
         self.segments_per_call = pcfg.segments_per_call
+        self.sync = bool(pcfg.sync)  # resolved (a bool) by config.parallel.resolve_sync
         self._classes = {"collector": ray.remote(RayCollector), "evaluator": ray.remote(RayEvaluator)}
         self._workers: Dict[WorkerKey, _Worker] = {}
         self._failures: List[Tuple[WorkerKey, str]] = []
@@ -294,6 +300,12 @@ class RayBackend:
         collectors = [w for (role, _), w in self._workers.items()
                       if role == "collector" and w.node is not None and not w.dead]
         if not collectors:
+            return
+        if self.sync:  # one call per collector and version: the round the learner trains on next (module docstring)
+            for worker in collectors:
+                if not worker.calls and worker.called_version != self._weights[0]:
+                    worker.called_version = self._weights[0]
+                    worker.calls.append(worker.actor.collect.remote(*self._weights_ref(), 1))
             return
         under_way = sum(len(w.calls) for w in collectors)
         while under_way < self.queue_size:

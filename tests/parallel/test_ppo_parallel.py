@@ -93,7 +93,7 @@ def test_configs_that_cannot_collect_synchronously_are_refused(cli, in_tmp):
                       "parallel.max_staleness=2", "set 0")
     assert_user_error(train("--set", "env.collector_env_num=4", "--set", "parallel.weight_sync_freq=2"),
                       "parallel.weight_sync_freq=2", "once per round")
-    assert_user_error(train("--set", "env.collector_env_num=4", "--backend", "ray"),
-                      "parallel.backend='ray'", "--backend local")
+    assert_user_error(train("--set", "env.collector_env_num=4", "--backend", "ray", "--set",
+                            "parallel.segments_per_call=2"), "parallel.segments_per_call=2", "one segment per collector")
     assert_user_error(train("--set", "parallel.sync=1"), "parallel.sync=1", "True, False or None")
     assert not os.listdir(in_tmp)  # nothing was started
