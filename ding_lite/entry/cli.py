@@ -306,5 +306,64 @@ def export(path: str, fmt: str, out: Optional[str], with_dist: bool, force: bool
     with user_errors():
         click.echo(export_policy(path, fmt, out, with_dist, force, trust_config))
 
+
+@main.command()
+@click.option("-c", "--config", "config_path", required=True, help="Config file (.py defining main_config); its "
+                                                                  "main_config may hold a tune section {path: spec}.")
+@click.option("--param", "params", multiple=True, metavar="PATH=SPEC",
+              help="A dimension of the search space (repeatable): loguniform(a,b), uniform(a,b), int(a,b) or "
+                   "choice([..]), e.g. --param 'policy.learn.learning_rate=loguniform(1e-4,1e-2)'.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Fixed override for every trial.")
+@click.option("--trials", type=int, default=20, show_default=True,
+              help="Trials of the study in all (complete or pruned), over every tune process on it.")
+@click.option("--jobs", type=int, default=1, show_default=True,
+              help="Trials at a time, each a process with one torch thread (at most the machine's cores).")
+@click.option("--env-step", "max_env_step", type=int, default=None, help="Env steps of each run of a trial.")
+@click.option("--seeds", default="0", show_default=True, help="Comma-separated seeds; a trial's value is the mean "
+                                                              "over them.")
+@click.option("--metric", type=click.Choice(("final", "best", "auc")), default="final", show_default=True,
+              help="From each run's eval.csv: the last evaluation's return, the best, or the mean over the curve.")
+@click.option("--direction", type=click.Choice(("maximize", "minimize")), default="maximize", show_default=True)
+@click.option("--pruner", type=click.Choice(("median", "halving", "none")), default="median", show_default=True,
+              help="Stops trials early from their evaluations: median (of the trials before at the same env step), "
+                   "halving (successive halving) or none.")
+@click.option("--startup-trials", type=int, default=2, show_default=True,
+              help="Median pruner: trials that finish before any is pruned.")
+@click.option("--study", "study_dir", default=None, metavar="NAME",
+              help="The study directory (and the study's name in the storage). Default: <exp_name>_tune.")
+@click.option("--storage", default=None, metavar="URL", help="A SQLAlchemy URL (postgresql://..., sqlite:///...) "
+                                                             "shared by tune processes. Default: NAME/study.db.")
+@click.option("--sampler-seed", type=int, default=None, help="Seed of the sampler (TPE), for a repeatable study.")
+def tune(config_path: str, params: Tuple[str, ...], overrides: Tuple[str, ...], trials: int, jobs: int,
+         max_env_step: Optional[int], seeds: str, metric: str, direction: str, pruner: str, startup_trials: int,
+         study_dir: Optional[str], storage: Optional[str], sampler_seed: Optional[int]) -> None:
+    """Hyperparameter search on Optuna (pip install "ding_lite[tune]"): each trial is an ordinary run directory in
+    the study directory; run the same command again to continue an interrupted study. See docs/tune.md."""
+    with user_errors():
+        from ding_lite.config import read_config_file
+        user_module_path(config_path)
+        main_config, create_config = read_config_file(config_path)
+        main_config = dict(main_config)
+        section = main_config.pop("tune", {})
+        try:
+            seed_list = [int(s) for s in seeds.split(",") if s.strip()]
+        except ValueError:
+            raise UserError(f"--seeds {seeds!r}: expected comma-separated whole numbers, e.g. --seeds 0,1,2") from None
+        try:
+            import optuna  # noqa: F401
+        except ImportError:
+            raise UserError('ding_lite tune needs Optuna: pip install "ding_lite[tune]"') from None
+        from ding_lite.tune import parse_params
+        from ding_lite.tune.study import TuneOptions, run_study
+        space = parse_params(params, section)
+        if study_dir is None:
+            from ding_lite.config import compile_config
+            study_dir = f"{compile_config((main_config, create_config), overrides=list(overrides)).exp_name}_tune"
+        opts = TuneOptions(study_dir=study_dir, trials=trials, jobs=jobs, env_step=max_env_step, seeds=seed_list,
+                           metric=metric, direction=direction, pruner=pruner, storage=storage, sets=overrides,
+                           startup_trials=startup_trials, sampler_seed=sampler_seed)
+        run_study((main_config, create_config), space, opts, say=lambda line: click.echo(line))
+
+
 if __name__ == "__main__":
     main()

@@ -11,6 +11,7 @@ at the start of a fresh run) fill the buffer and allow none. An update that find
 The run's own state (counters, checkpoints, evaluation records, result.json) lives in ``TrainingRun`` too.
 """
 import collections
+import contextlib
 import copy
 import math
 import os
@@ -43,6 +44,20 @@ PENDING_EVAL_TIMEOUT_S = 60.0
 VERSIONS_KEPT = 10_000  # weight version -> train_iter entries kept (to date the samples collected with them)
 NORMAL_STOPS = ("stop_value", "max_env_step", "max_train_iter")
 RESUME_COUNTERS = ("train_iter", "env_step", "last_eval_iter", "best_return", "last_return", "wall_time")
+# A file in the run directory that asks the run to stop cleanly (checked every SUPERVISE_EVERY_S, between updates):
+# its first line is the stop reason result.json records ('pruned' from ``ding_lite tune``), 'stop_request' if empty.
+STOP_REQUEST = "stop_request"
+
+
+def stop_request(run_dir: str) -> Optional[str]:
+    """The stop reason a ``STOP_REQUEST`` file in ``run_dir`` asks for, or None when there is none."""
+    try:
+        with open(os.path.join(run_dir, STOP_REQUEST)) as f:
+            text = f.read(200)
+    except OSError:
+        return None
+    words = text.split()
+    return words[0] if words else "stop_request"
 
 
 def format_return(value: Optional[float]) -> str:
@@ -115,6 +130,8 @@ class TrainingRun:
         ``ckpt/`` and total_config.py; then start the logger and the periodic ckpt_last clock."""
         wall_offset, resume_at = 0.0, None
         if resume_from is not None:
+            with contextlib.suppress(FileNotFoundError):  # a stop asked of the run before: not of this resume
+                os.remove(os.path.join(self.run_dir, STOP_REQUEST))
             wall_offset = self._restore(*resume_from)
             resume_at = (self.learner.train_iter, self.env_step,
                          -1 if self.last_eval_iter is None else self.last_eval_iter)
@@ -143,7 +160,7 @@ class TrainingRun:
 
     # ---- the loop ------------------------------------------------------------------------------------------------
     def train(self, max_env_step: Optional[int], max_train_iter: Optional[int]) -> str:
-        """Run until a stop rule holds; returns the stop reason."""
+        """Run until a stop rule holds, or a ``STOP_REQUEST`` file in the run directory asks; returns the reason."""
         self.throughput = Throughput(self.env_step, self.learner.train_iter)
         self.logger.start_progress(max_env_step, self.env_step)
         self._last_progress = time.perf_counter()
@@ -163,6 +180,9 @@ class TrainingRun:
             if self._stop_value_reached:  # an evaluation that came back meanwhile
                 return "stop_value"
             if time.monotonic() >= next_supervise:
+                requested = stop_request(self.run_dir)
+                if requested is not None:
+                    return requested
                 self.transport.supervise(self.env_step)
                 next_supervise = time.monotonic() + SUPERVISE_EVERY_S
             self.update(max_train_iter)
