@@ -103,9 +103,10 @@ def counts(study: Any) -> Dict[str, int]:
 
 
 def taken(study: Any) -> int:
-    """Trials that count towards --trials: finished (complete or pruned), running, or waiting to run."""
+    """Trials that count towards --trials: finished (complete or pruned) or running. Waiting ones (enqueued, or the
+    retry of an interrupted trial) run first, in the place of new ones."""
     c = counts(study)
-    return sum(c.get(s, 0) for s in ("COMPLETE", "PRUNED", "RUNNING", "WAITING"))
+    return sum(c.get(s, 0) for s in ("COMPLETE", "PRUNED", "RUNNING"))
 
 
 class Objective:
