@@ -54,12 +54,14 @@ def read_evals(run_dir: str) -> Optional[Dict[str, np.ndarray]]:
 def trial_command(base_config: str, exp_name: str, seed: int, env_step: Optional[int],
                   assignments: Dict[str, Any], extra_sets: Sequence[str]) -> List[str]:
     """The command line of one seed of a trial: ``ding_lite -m serial`` on the study's base config, quiet, with the
-    trial's values as ``--set`` items after the user's own."""
+    trial's values as ``--set`` items after the user's own; one torch thread (``torch_threads=1``) unless the user's
+    ``--set`` names torch_threads, since ``--jobs`` trials share the cores."""
     cmd = [sys.executable, "-m", "ding_lite.tune.child", "-m", "serial", "-c", base_config, "-s", str(seed),
            "--exp-name", exp_name, "-q"]
     if env_step is not None:
         cmd += ["--env-step", str(env_step)]
-    for item in list(extra_sets) + [f"{path}={value!r}" for path, value in assignments.items()]:
+    threads = [] if any(item.strip().startswith("torch_threads=") for item in extra_sets) else ["torch_threads=1"]
+    for item in threads + list(extra_sets) + [f"{path}={value!r}" for path, value in assignments.items()]:
         cmd += ["--set", item]
     return cmd
 
