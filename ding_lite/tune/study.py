@@ -225,5 +225,8 @@ def run_study(config: Any, space: Sequence[Param], opts: TuneOptions, say: Calla
         say(f"study {study_name}: its {opts.trials} trials have run")
     table = write_results(study, opts.study_dir, best_config=True)
     say(table)
+    from .plots import plot_study
+    for path in plot_study(study, opts.study_dir):
+        say(path)
     return study
 

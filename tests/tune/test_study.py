@@ -6,6 +6,7 @@ interrupted trial marked failed and retried, no trial lost or run twice).
 Each trial is a ``ding_lite -m serial`` process (~6 s of CPU on this machine, most of it starting Python and torch),
 so the studies are as small as what they show allows."""
 import csv
+import importlib.util
 import json
 import os
 import signal
@@ -59,6 +60,8 @@ def test_a_study_finds_the_good_region_and_prunes_bad_trials(cli, in_tmp):
         run = result_of(r["run_dirs"])
         assert run["stop_reason"] == "pruned" and run["env_step"] < 2500
         assert os.path.isfile(os.path.join(r["run_dirs"], "ckpt", "ckpt_last.pth.tar"))
+    if importlib.util.find_spec("matplotlib") is not None:  # the plot extra: the study's pictures
+        assert os.path.getsize("lr/history.png") > 0 and os.path.getsize("lr/importances.png") > 0
     # best_config.py is a runnable config: the base config with the best learning rate
     from ding_lite.config import compile_config, read_config_file
     cfg = compile_config(read_config_file("lr/best_config.py"))
@@ -80,22 +83,22 @@ def test_a_killed_study_resumes_with_two_processes_on_one_storage(in_tmp):
     interrupted trial is marked failed once and retried once with its parameters, the study completes, each trial
     ran in one process (its own run directory)."""
     with open("a.txt", "wb") as log_a, open("b.txt", "wb") as log_b:
-        a = tune_process("shared", 3, log_a)
+        a = tune_process("shared", 2, log_a)
         deadline = time.monotonic() + 120
         while not os.path.exists("shared/trial_0000_seed0/eval.csv") and time.monotonic() < deadline:
             time.sleep(0.1)
         os.kill(a.pid, signal.SIGKILL)  # trial 0 is interrupted; its run process dies with the tune process
         a.wait()
-        again, other = tune_process("shared", 3, log_a), tune_process("shared", 3, log_b)
+        again, other = tune_process("shared", 2, log_a), tune_process("shared", 2, log_b)
         assert again.wait(180) == 0, open("a.txt").read()
         assert other.wait(180) == 0, open("b.txt").read()
     for log in ("a.txt", "b.txt"):
         assert "trial(s) marked running: waiting" in open(log).read()
     rows = read_trials("shared")
     states = [r["state"] for r in rows]
-    # --trials 3 across both processes; two that finish at the same moment may each start one more (at most one
-    # extra trial per extra process)
-    assert states.count("fail") == 1 and 3 <= states.count("complete") <= 4, rows
+    # --trials 2 across both processes (each takes one: the retry, a new one); two that finish at the same moment may
+    # each start one more (at most one extra trial per extra process)
+    assert states.count("fail") == 1 and 2 <= states.count("complete") <= 3, rows
     failed = next(r for r in rows if r["state"] == "fail")
     assert failed["number"] == "0"
     retried = [r for r in rows if r["state"] == "complete" and r[LR] == failed[LR]]
