@@ -1,7 +1,8 @@
 """A study's pictures (matplotlib, the optional ``plot`` extra): ``history.png``, each trial's value by trial number
-with the best so far, and ``importances.png``, Optuna's parameter importances (fANOVA) once two trials completed."""
+with the best so far, and ``importances.png``, Optuna's parameter importances (its default evaluator) once two trials completed."""
 import importlib.util
 import os
+import warnings
 from typing import Any, List
 
 
@@ -47,13 +48,15 @@ def plot_study(study: Any, study_dir: str) -> List[str]:
     paths.append(os.path.join(study_dir, "history.png"))
     FigureCanvasAgg(fig).print_png(paths[-1])
     if len(complete) >= 2:
-        importances = optuna.importance.get_param_importances(study)
+        with warnings.catch_warnings():  # e.g. "importances will be equal" on a handful of trials
+            warnings.simplefilter("ignore")
+            importances = optuna.importance.get_param_importances(study)
         if importances:
             fig = Figure(figsize=(7, 1.5 + 0.4 * len(importances)))
             ax = fig.add_subplot()
             names = list(importances)[::-1]
             ax.barh(names, [importances[n] for n in names])
-            ax.set_xlabel("importance (fANOVA)")
+            ax.set_xlabel("importance (optuna.importance.get_param_importances)")
             fig.tight_layout()
             paths.append(os.path.join(study_dir, "importances.png"))
             FigureCanvasAgg(fig).print_png(paths[-1])

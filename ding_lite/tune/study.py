@@ -178,7 +178,7 @@ def run_study(config: Any, space: Sequence[Param], opts: TuneOptions, say: Calla
                         f"same ones, or start a new study (--study NAME)")
     os.replace(fresh_path, base_path)
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    optuna.logging.set_verbosity(optuna.logging.ERROR)  # a failed trial is our progress line, not a traceback
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     storage = open_storage(opts.storage, opts.study_dir)
     study_name = os.path.basename(os.path.normpath(opts.study_dir))
