@@ -27,6 +27,16 @@ PRUNERS = ("median", "halving", "none")
 HEARTBEAT_S = 2  # a running trial's heartbeat in the database
 GRACE_S = 6  # a heartbeat older than this: the trial's tune process is gone
 MAX_RETRY = 2  # an interrupted trial is retried this many times
+MAX_FAILS_IN_A_ROW = 3  # trials of this process that failed one after the other: the study stops with the error
+
+
+def shown_url(url: str) -> str:
+    """A storage URL as printed: its password hidden."""
+    try:
+        from sqlalchemy.engine import make_url
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not a URL SQLAlchemy reads: opening it says why
+        return url
 
 
 @dataclass
@@ -200,9 +210,16 @@ def run_study(config: Any, space: Sequence[Param], opts: TuneOptions, say: Calla
         time.sleep(GRACE_S + 1)
         optuna.storages.fail_stale_trials(study)
     lock = threading.Lock()
+    fails: list = []  # this process's trials that failed in a row (their error lines)
 
     def after_trial(study: Any, trial: Any) -> None:
         with lock:
+            if trial.state.name == "FAIL":
+                fails.append(trial.user_attrs.get("error", "no error line"))
+                if len(fails) >= MAX_FAILS_IN_A_ROW:
+                    study.stop()
+            else:
+                fails.clear()
             c = counts(study)
             done = c.get("COMPLETE", 0) + c.get("PRUNED", 0)
             value = "-" if trial.value is None else f"{trial.value:.4g}"
@@ -217,10 +234,14 @@ def run_study(config: Any, space: Sequence[Param], opts: TuneOptions, say: Calla
     left = opts.trials - taken(study)
     if left > 0:
         say(f"study {study_name} ({opts.study_dir}): {left} trial(s) to run of {opts.trials}, {min(opts.jobs, left)} "
-            f"at a time; {opts.metric} return, {opts.direction}; storage {storage.url if hasattr(storage, 'url') else ''}")
+            f"at a time; {opts.metric} return, {opts.direction}; storage {shown_url(getattr(storage, 'url', ''))}")
         study.optimize(Objective(opts, space, os.path.abspath(base_path)), n_trials=None,
                        n_jobs=min(opts.jobs, left), callbacks=[after_trial], catch=(TrialFailed,),
                        gc_after_trial=False)
+        if len(fails) >= MAX_FAILS_IN_A_ROW:
+            write_results(study, opts.study_dir)
+            raise UserError(f"{len(fails)} trials failed in a row, the last with: {fails[-1]} (each run's output is "
+                            f"in {os.path.join(opts.study_dir, 'logs')}/; trials.csv lists them)")
     else:
         say(f"study {study_name}: its {opts.trials} trials have run")
     table = write_results(study, opts.study_dir, best_config=True)

@@ -1,7 +1,11 @@
 """A trial's pieces without running one: the metrics read from eval.csv columns, the command line of a run, the
-table of trials."""
+table of trials; a study whose trials keep failing stops with their error."""
+import sys
+
 import numpy as np
 import pytest
+
+from entry_helpers import CARTPOLE
 
 from ding_lite.tune.results import format_table
 from ding_lite.tune.trial import metric_value, trial_command
@@ -40,3 +44,19 @@ def test_the_table():
     assert lines[0].split() == ["number", "state", "value", "learning_rate", "env_step", "wall_time_s"]
     assert lines[1].split() == ["0", "complete", "412.5", "0.0021", "2048", "13.2"]
     assert lines[2].split() == ["1", "pruned", "-", "0.5", "1024", "7"]
+
+
+def test_trials_that_keep_failing_stop_the_study_with_their_error(in_tmp, monkeypatch):
+    pytest.importorskip("optuna")
+    from ding_lite.config import read_config_file
+    from ding_lite.tune import parse_params, study
+    failing = [sys.executable, "-c", "print('ding_lite: error: env.env_id: boom'); raise SystemExit(2)"]
+    monkeypatch.setattr(study, "trial_command", lambda *args: failing)  # a run that fails at once, without torch
+    lines = []
+    opts = study.TuneOptions(study_dir="failing", trials=10, jobs=1, env_step=100)
+    with pytest.raises(UserError, match=r"3 trials failed in a row, the last with: ding_lite: error: env.env_id: boom"):
+        study.run_study(read_config_file(CARTPOLE), parse_params(["policy.learn.learning_rate=uniform(0.1, 0.2)"]),
+                        opts, say=lines.append)
+    assert sum("fail" in line and "env.env_id: boom" in line for line in lines) == 3, lines
+    with open("failing/trials.csv") as f:
+        assert [row.split(",")[1] for row in f.read().splitlines()[1:]] == ["fail"] * 3
