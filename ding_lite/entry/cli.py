@@ -79,8 +79,11 @@ def main(ctx: click.Context, mode: str, config_path: Optional[str], seeds: Tuple
          exp_name: Optional[str], resume: bool, load_path: Optional[str], episodes: Optional[int],
          backend: Optional[str], quiet: bool, video_dir: Optional[str], trust_config: bool) -> None:
     """Train or evaluate a ding_lite config, e.g. ``ding_lite -m serial -c dizoo_configs/cartpole_impala.py -s 0``;
-    compare runs with ``ding_lite plot RUN_DIR...`` and ``ding_lite summary RUN_DIR...``."""
+    compare runs with ``ding_lite plot RUN_DIR...`` and ``ding_lite summary RUN_DIR...``; search hyperparameters with
+    ``ding_lite tune -c CONFIG --param PATH=SPEC``."""
     if ctx.invoked_subcommand is not None:
+        if config_path is not None and ctx.invoked_subcommand == "tune":
+            raise click.UsageError("write -c after the command: ding_lite tune -c CONFIG ...")
         if config_path is not None:
             raise click.UsageError(f"'{ctx.invoked_subcommand}' takes run directories, not -c; see "
                                    f"'ding_lite {ctx.invoked_subcommand} --help'")

@@ -83,3 +83,8 @@ def test_a_bad_metric_is_one_line(cli, in_tmp):
     result = cli("tune", "-c", CARTPOLE, "--param", f"{LR}=uniform(0.1, 0.2)", "--metric", "median")
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "Invalid value for '--metric'" in result.output and "'final', 'best', 'auc'" in result.output
+
+
+def test_c_before_the_command_says_where_it_goes(cli, in_tmp):
+    result = cli("-c", CARTPOLE, "tune", "--param", f"{LR}=uniform(0.1, 0.2)")
+    assert result.exit_code == 2 and "write -c after the command: ding_lite tune -c CONFIG" in result.output
