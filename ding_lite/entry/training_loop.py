@@ -37,27 +37,14 @@ from ding_lite.worker.transport import Arrival, Transport
 
 from .build import build_buffer
 from .resume_config import resume_record, write_resume_record
-from .run_dir import acquire_run_dir, best_return_on_disk, last_good_checkpoint, remove_fresh_outputs, resumable
+from .run_dir import (STOP_REQUEST, acquire_run_dir, best_return_on_disk, last_good_checkpoint, remove_fresh_outputs,
+                      resumable, stop_request)
 
 SUPERVISE_EVERY_S = 0.1
 PENDING_EVAL_TIMEOUT_S = 60.0
 VERSIONS_KEPT = 10_000  # weight version -> train_iter entries kept (to date the samples collected with them)
 NORMAL_STOPS = ("stop_value", "max_env_step", "max_train_iter")
 RESUME_COUNTERS = ("train_iter", "env_step", "last_eval_iter", "best_return", "last_return", "wall_time")
-# A file in the run directory that asks the run to stop cleanly (checked every SUPERVISE_EVERY_S, between updates):
-# its first line is the stop reason result.json records ('pruned' from ``ding_lite tune``), 'stop_request' if empty.
-STOP_REQUEST = "stop_request"
-
-
-def stop_request(run_dir: str) -> Optional[str]:
-    """The stop reason a ``STOP_REQUEST`` file in ``run_dir`` asks for, or None when there is none."""
-    try:
-        with open(os.path.join(run_dir, STOP_REQUEST)) as f:
-            text = f.read(200)
-    except OSError:
-        return None
-    words = text.split()
-    return words[0] if words else "stop_request"
 
 
 def format_return(value: Optional[float]) -> str:
