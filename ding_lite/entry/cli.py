@@ -332,6 +332,8 @@ def export(path: str, fmt: str, out: Optional[str], with_dist: bool, force: bool
                    "halving (successive halving) or none.")
 @click.option("--startup-trials", type=int, default=2, show_default=True,
               help="Median pruner: trials that finish before any is pruned.")
+@click.option("--warmup-steps", type=int, default=0, show_default=True,
+              help="Median pruner: no trial is pruned at an evaluation before this many env steps of its run.")
 @click.option("--study", "study_dir", default=None, metavar="NAME",
               help="The study directory (and the study's name in the storage). Default: <exp_name>_tune.")
 @click.option("--storage", default=None, metavar="URL", help="A SQLAlchemy URL (postgresql://..., sqlite:///...) "
@@ -339,7 +341,7 @@ def export(path: str, fmt: str, out: Optional[str], with_dist: bool, force: bool
 @click.option("--sampler-seed", type=int, default=None, help="Seed of the sampler (TPE), for a repeatable study.")
 def tune(config_path: str, params: Tuple[str, ...], overrides: Tuple[str, ...], trials: int, jobs: int,
          max_env_step: Optional[int], seeds: str, metric: str, direction: str, pruner: str, startup_trials: int,
-         study_dir: Optional[str], storage: Optional[str], sampler_seed: Optional[int]) -> None:
+         warmup_steps: int, study_dir: Optional[str], storage: Optional[str], sampler_seed: Optional[int]) -> None:
     """Hyperparameter search on Optuna (pip install "ding_lite[tune]"): each trial is an ordinary run directory in
     the study directory; run the same command again to continue an interrupted study. See docs/tune.md."""
     with user_errors():
@@ -364,7 +366,8 @@ def tune(config_path: str, params: Tuple[str, ...], overrides: Tuple[str, ...], 
             study_dir = f"{compile_config((main_config, create_config), overrides=list(overrides)).exp_name}_tune"
         opts = TuneOptions(study_dir=study_dir, trials=trials, jobs=jobs, env_step=max_env_step, seeds=seed_list,
                            metric=metric, direction=direction, pruner=pruner, storage=storage, sets=overrides,
-                           startup_trials=startup_trials, sampler_seed=sampler_seed)
+                           startup_trials=startup_trials, warmup_steps=warmup_steps,
+                           sampler_seed=sampler_seed)
         run_study((main_config, create_config), space, opts, say=lambda line: click.echo(line))
 
 

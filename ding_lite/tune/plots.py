@@ -1,5 +1,6 @@
 """A study's pictures (matplotlib, the optional ``plot`` extra): ``history.png``, each trial's value by trial number
-with the best so far, and ``importances.png``, Optuna's parameter importances (its default evaluator) once two trials completed."""
+with the best so far, and ``importances.png``, Optuna's parameter importances (its default evaluator) once two
+trials completed."""
 import importlib.util
 import os
 import warnings

@@ -53,6 +53,7 @@ class TuneOptions:
     storage: Optional[str] = None
     sets: Sequence[str] = field(default_factory=tuple)
     startup_trials: int = 2
+    warmup_steps: int = 0
     sampler_seed: Optional[int] = None
 
 
@@ -64,6 +65,8 @@ def check_options(opts: TuneOptions) -> None:
         raise UserError(f"--direction {opts.direction!r}: choose maximize or minimize")
     if opts.pruner not in PRUNERS:
         raise UserError(f"--pruner {opts.pruner!r}: choose one of {', '.join(PRUNERS)}")
+    if opts.startup_trials < 0 or opts.warmup_steps < 0:
+        raise UserError("--startup-trials and --warmup-steps must be 0 or more")
     if opts.trials < 1 or opts.jobs < 1:
         raise UserError(f"--trials {opts.trials} --jobs {opts.jobs}: both must be at least 1")
     cores = os.cpu_count() or 1
@@ -95,10 +98,12 @@ def open_storage(url: Optional[str], study_dir: str) -> Any:
         raise UserError(f"--storage {url}: cannot open it: {err}") from None
 
 
-def make_pruner(name: str, startup_trials: int) -> Any:
+def make_pruner(name: str, startup_trials: int, warmup_steps: int = 0) -> Any:
+    """Optuna's pruner for ``--pruner``: the median one prunes nothing before ``startup_trials`` trials finished,
+    nor at a report before ``warmup_steps`` env steps."""
     import optuna
     if name == "median":
-        return optuna.pruners.MedianPruner(n_startup_trials=startup_trials)
+        return optuna.pruners.MedianPruner(n_startup_trials=startup_trials, n_warmup_steps=warmup_steps)
     if name == "halving":
         return optuna.pruners.SuccessiveHalvingPruner()
     return optuna.pruners.NopPruner()
@@ -193,9 +198,9 @@ def run_study(config: Any, space: Sequence[Param], opts: TuneOptions, say: Calla
     storage = open_storage(opts.storage, opts.study_dir)
     study_name = os.path.basename(os.path.normpath(opts.study_dir))
     sampler = optuna.samplers.TPESampler(seed=opts.sampler_seed, n_startup_trials=max(2, min(10, opts.trials // 3)))
-    study = optuna.create_study(study_name=study_name, storage=storage, direction=opts.direction,
-                                sampler=sampler, pruner=make_pruner(opts.pruner, opts.startup_trials),
-                                load_if_exists=True)
+    pruner = make_pruner(opts.pruner, opts.startup_trials, opts.warmup_steps)
+    study = optuna.create_study(study_name=study_name, storage=storage, direction=opts.direction, sampler=sampler,
+                                pruner=pruner, load_if_exists=True)
     described = {"space": [str(p) for p in space], "metric": opts.metric, "seeds": list(opts.seeds),
                  "env_step": opts.env_step}
     for key, value in described.items():

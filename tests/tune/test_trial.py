@@ -60,3 +60,13 @@ def test_trials_that_keep_failing_stop_the_study_with_their_error(in_tmp, monkey
     assert sum("fail" in line and "env.env_id: boom" in line for line in lines) == 3, lines
     with open("failing/trials.csv") as f:
         assert [row.split(",")[1] for row in f.read().splitlines()[1:]] == ["fail"] * 3
+
+
+def test_the_pruners():
+    optuna = pytest.importorskip("optuna")
+    from ding_lite.tune.study import make_pruner
+    median = make_pruner("median", 3, 1000)
+    assert isinstance(median, optuna.pruners.MedianPruner)
+    assert (median._n_startup_trials, median._n_warmup_steps) == (3, 1000)
+    assert isinstance(make_pruner("halving", 3), optuna.pruners.SuccessiveHalvingPruner)
+    assert isinstance(make_pruner("none", 3), optuna.pruners.NopPruner)
