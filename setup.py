@@ -32,6 +32,9 @@ setup(
         # transitions ~2x faster than the NumPy path it falls back to (docs/benchmarks.md). numba + llvmlite are
         # ~210 MB installed and follow new Python releases with a delay, so they stay optional.
         "fast": ["numba>=0.59"],
+        # ding_lite tune (ding_lite/tune, docs/tune.md): hyperparameter search on Optuna; 4 for its heartbeat and
+        # retry of interrupted trials as used there. Optuna pulls SQLAlchemy and alembic, so it stays optional.
+        "tune": ["optuna>=4"],
         # Learning-curve PNGs (ding_lite.analysis.plot); everything else in ding_lite works without it.
         "plot": ["matplotlib"],
         # Benchmarks only: the SAC speed comparison (benchmarks/sac_speed.py) runs Stable-Baselines3 and SBX (SB3 in

@@ -80,8 +80,11 @@ def main(ctx: click.Context, mode: str, config_path: Optional[str], seeds: Tuple
          exp_name: Optional[str], resume: bool, load_path: Optional[str], episodes: Optional[int],
          backend: Optional[str], quiet: bool, video_dir: Optional[str], trust_config: bool) -> None:
     """Train or evaluate a ding_lite config, e.g. ``ding_lite -m serial -c dizoo_configs/cartpole_impala.py -s 0``;
-    compare runs with ``ding_lite plot RUN_DIR...`` and ``ding_lite summary RUN_DIR...``."""
+    compare runs with ``ding_lite plot RUN_DIR...`` and ``ding_lite summary RUN_DIR...``; search hyperparameters with
+    ``ding_lite tune -c CONFIG --param PATH=SPEC``."""
     if ctx.invoked_subcommand is not None:
+        if config_path is not None and ctx.invoked_subcommand == "tune":
+            raise click.UsageError("write -c after the command: ding_lite tune -c CONFIG ...")
         if config_path is not None:
             what = "its ENV argument" if ctx.invoked_subcommand == "check-env" else "run directories"
             raise click.UsageError(f"'{ctx.invoked_subcommand}' takes {what}, not -c; see "
@@ -330,6 +333,67 @@ def check_env(env: str, steps: int, seed: Optional[int], overrides: Tuple[str, .
     click.echo(report)
     if not ok:
         sys.exit(2)
+
+
+@main.command()
+@click.option("-c", "--config", "config_path", required=True, help="Config file (.py defining main_config); its "
+                                                                  "main_config may hold a tune section {path: spec}.")
+@click.option("--param", "params", multiple=True, metavar="PATH=SPEC",
+              help="A dimension of the search space (repeatable): loguniform(a,b), uniform(a,b), int(a,b) or "
+                   "choice([..]), e.g. --param 'policy.learn.learning_rate=loguniform(1e-4,1e-2)'.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Fixed override for every trial.")
+@click.option("--trials", type=int, default=20, show_default=True,
+              help="Trials of the study in all (complete or pruned), over every tune process on it.")
+@click.option("--jobs", type=int, default=1, show_default=True,
+              help="Trials at a time, each a process with one torch thread (at most the machine's cores).")
+@click.option("--env-step", "max_env_step", type=int, default=None, help="Env steps of each run of a trial.")
+@click.option("--seeds", default="0", show_default=True, help="Comma-separated seeds; a trial's value is the mean "
+                                                              "over them.")
+@click.option("--metric", type=click.Choice(("final", "best", "auc")), default="final", show_default=True,
+              help="From each run's eval.csv: the last evaluation's return, the best, or the mean over the curve.")
+@click.option("--direction", type=click.Choice(("maximize", "minimize")), default="maximize", show_default=True)
+@click.option("--pruner", type=click.Choice(("median", "halving", "none")), default="median", show_default=True,
+              help="Stops trials early from their evaluations: median (of the trials before at the same env step), "
+                   "halving (successive halving) or none.")
+@click.option("--startup-trials", type=int, default=2, show_default=True,
+              help="Median pruner: trials that finish before any is pruned.")
+@click.option("--warmup-steps", type=int, default=0, show_default=True,
+              help="Median pruner: no trial is pruned at an evaluation before this many env steps of its run.")
+@click.option("--study", "study_dir", default=None, metavar="NAME",
+              help="The study directory (and the study's name in the storage). Default: <exp_name>_tune.")
+@click.option("--storage", default=None, metavar="URL", help="A SQLAlchemy URL (postgresql://..., sqlite:///...) "
+                                                             "shared by tune processes. Default: NAME/study.db.")
+@click.option("--sampler-seed", type=int, default=None, help="Seed of the sampler (TPE), for a repeatable study.")
+def tune(config_path: str, params: Tuple[str, ...], overrides: Tuple[str, ...], trials: int, jobs: int,
+         max_env_step: Optional[int], seeds: str, metric: str, direction: str, pruner: str, startup_trials: int,
+         warmup_steps: int, study_dir: Optional[str], storage: Optional[str], sampler_seed: Optional[int]) -> None:
+    """Hyperparameter search on Optuna (pip install "ding_lite[tune]"): each trial is an ordinary run directory in
+    the study directory; run the same command again to continue an interrupted study. See docs/tune.md."""
+    with user_errors():
+        from ding_lite.config import read_config_file
+        user_module_path(config_path)
+        main_config, create_config = read_config_file(config_path)
+        main_config = dict(main_config)
+        section = main_config.pop("tune", {})
+        try:
+            seed_list = [int(s) for s in seeds.split(",") if s.strip()]
+        except ValueError:
+            raise UserError(f"--seeds {seeds!r}: expected comma-separated whole numbers, e.g. --seeds 0,1,2") from None
+        try:
+            import optuna  # noqa: F401
+        except ImportError:
+            raise UserError('ding_lite tune needs Optuna: pip install "ding_lite[tune]"') from None
+        from ding_lite.tune import parse_params
+        from ding_lite.tune.study import TuneOptions, run_study
+        space = parse_params(params, section)
+        if study_dir is None:
+            from ding_lite.config import compile_config
+            study_dir = f"{compile_config((main_config, create_config), overrides=list(overrides)).exp_name}_tune"
+        opts = TuneOptions(study_dir=study_dir, trials=trials, jobs=jobs, env_step=max_env_step, seeds=seed_list,
+                           metric=metric, direction=direction, pruner=pruner, storage=storage, sets=overrides,
+                           startup_trials=startup_trials, warmup_steps=warmup_steps,
+                           sampler_seed=sampler_seed)
+        run_study((main_config, create_config), space, opts, say=lambda line: click.echo(line))
 
 
 if __name__ == "__main__":

@@ -24,6 +24,22 @@ LOCK_NAME = ".lock"
 _LOCK_RETRY_S = 0.2  # a brief retry: a pre-check of another starting run may hold the lock for microseconds
 
 
+# A file in the run directory that asks the run to stop cleanly (the training loop checks every 0.1 s, between
+# updates):
+# its first line is the stop reason result.json records ('pruned' from ``ding_lite tune``), 'stop_request' if empty.
+STOP_REQUEST = "stop_request"
+
+
+def stop_request(run_dir: str) -> Optional[str]:
+    """The stop reason a ``STOP_REQUEST`` file in ``run_dir`` asks for, or None when there is none."""
+    try:
+        with open(os.path.join(run_dir, STOP_REQUEST)) as f:
+            text = f.read(200)
+    except OSError:
+        return None
+    words = text.split()
+    return words[0] if words else "stop_request"
+
 def run_dir_name(exp_name: str, seed: int) -> str:
     """Every run lives in ``<exp_name>_seed<N>``, so seeds of one experiment sit side by side. An exp_name that
     already ends in ``_seed<N>`` (DI-engine configs often do) is used as it is, not as ``..._seed0_seed0``."""

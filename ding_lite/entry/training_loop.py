@@ -11,6 +11,7 @@ at the start of a fresh run) fill the buffer and allow none. An update that find
 The run's own state (counters, checkpoints, evaluation records, result.json) lives in ``TrainingRun`` too.
 """
 import collections
+import contextlib
 import copy
 import math
 import os
@@ -36,7 +37,8 @@ from ding_lite.worker.transport import Arrival, Transport
 
 from .build import build_buffer
 from .resume_config import resume_record, write_resume_record
-from .run_dir import acquire_run_dir, best_return_on_disk, last_good_checkpoint, remove_fresh_outputs, resumable
+from .run_dir import (STOP_REQUEST, acquire_run_dir, best_return_on_disk, last_good_checkpoint, remove_fresh_outputs,
+                      resumable, stop_request)
 
 SUPERVISE_EVERY_S = 0.1
 PENDING_EVAL_TIMEOUT_S = 60.0
@@ -115,6 +117,8 @@ class TrainingRun:
         ``ckpt/`` and total_config.py; then start the logger and the periodic ckpt_last clock."""
         wall_offset, resume_at = 0.0, None
         if resume_from is not None:
+            with contextlib.suppress(FileNotFoundError):  # a stop asked of the run before: not of this resume
+                os.remove(os.path.join(self.run_dir, STOP_REQUEST))
             wall_offset = self._restore(*resume_from)
             resume_at = (self.learner.train_iter, self.env_step,
                          -1 if self.last_eval_iter is None else self.last_eval_iter)
@@ -143,7 +147,7 @@ class TrainingRun:
 
     # ---- the loop ------------------------------------------------------------------------------------------------
     def train(self, max_env_step: Optional[int], max_train_iter: Optional[int]) -> str:
-        """Run until a stop rule holds; returns the stop reason."""
+        """Run until a stop rule holds, or a ``STOP_REQUEST`` file in the run directory asks; returns the reason."""
         self.throughput = Throughput(self.env_step, self.learner.train_iter)
         self.logger.start_progress(max_env_step, self.env_step)
         self._last_progress = time.perf_counter()
@@ -163,6 +167,9 @@ class TrainingRun:
             if self._stop_value_reached:  # an evaluation that came back meanwhile
                 return "stop_value"
             if time.monotonic() >= next_supervise:
+                requested = stop_request(self.run_dir)
+                if requested is not None:
+                    return requested
                 self.transport.supervise(self.env_step)
                 next_supervise = time.monotonic() + SUPERVISE_EVERY_S
             self.update(max_train_iter)
