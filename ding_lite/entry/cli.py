@@ -1,5 +1,5 @@
 """The ``ding_lite`` command line: train or evaluate a config; ``plot`` and ``summary`` compare finished runs;
-``check-env`` checks an env before training on it.
+``check-env`` checks an env before training on it; ``tune`` searches hyperparameters (Optuna).
 
 Only click and the standard library load at import: torch, gymnasium and the pipelines are imported by the command
 that needs them, so ``ding_lite --help`` and the argument errors answer at once.
