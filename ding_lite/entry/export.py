@@ -184,6 +184,11 @@ def export_agent(agent: Agent, fmt: str, path: str, with_dist: bool = False, for
         raise UserError(f"--format {fmt!r}: must be one of {sorted(FORMATS)}")
     if agent.device.type != "cpu":
         raise UserError("export from a CPU agent (ding_lite.load(path, device='cpu'))")
+    mask_key = agent.policy.cfg.get("action_mask_key")
+    if mask_key:
+        raise UserError(f"this policy acts under an action mask (obs[{mask_key!r}], env.action_mask_key) and export "
+                        f"does not take the mask as an input yet, so the exported file could choose invalid actions; "
+                        f"act with ding_lite.load(path).predict(obs), which applies the mask")
     check_out(path, force)
     module = inference_only(DeployModule(agent, with_dist))
     inputs = module_inputs(module)

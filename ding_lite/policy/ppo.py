@@ -47,6 +47,7 @@ UPDATE_STATS = ("total_loss", "policy_loss", "value_loss", "entropy", "approx_kl
 class PPOPolicy(UnrollPolicy):
     """PPO with GAE for discrete and continuous (Gaussian, state-independent log std by default) action spaces."""
 
+    supports_action_mask = True
     priority_refusal = "PPO uses every sample of a collection once per epoch; there is nothing to prioritise"
 
     config = dict(
@@ -134,9 +135,10 @@ class PPOPolicy(UnrollPolicy):
     @torch.no_grad()
     def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> Dict[str, Any]:
         """a_t ~ pi(.|x_t), with pi's ``logit`` and V(x_t) (``value``) for the advantages. ``obs`` (N_env, ...)."""
+        obs, mask = self._split_mask(obs)  # an action mask: sampled under it, logit stored masked
         out = self._model(self._on_device(obs), mode="compute_actor_critic")
-        return {"action": sample_action(self._action_space, out["logit"], self._nvec), "logit": out["logit"],
-                "value": out["value"]}
+        action = sample_action(self._action_space, out["logit"], self._nvec, mask)
+        return {**self._masked_output(out["logit"], mask, action), "value": out["value"]}
 
     def _process_transition(self, obs: torch.Tensor, policy_output: Dict[str, Any],
                             timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
@@ -165,6 +167,8 @@ class PPOPolicy(UnrollPolicy):
         logp = make_dist(self._action_space, segment["logit"], self._nvec).log_prob(segment["action"])
         sample = {"obs": segment["obs"], "action": segment["action"], "logp": logp, "value": segment["value"],
                   "advantage": advantages, "return": returns}
+        if "action_mask" in segment:  # the learner masks pi with the mask the actor used
+            sample["action_mask"] = segment["action_mask"]
         return tree_map(lambda x: x.transpose(0, 1).contiguous(), sample)
 
     # ---- learn -------------------------------------------------------------------------------------------------
@@ -215,7 +219,7 @@ class PPOPolicy(UnrollPolicy):
         """One gradient step on a minibatch of steps (leaves (M, ...)); its detached loss terms and diagnostics."""
         learn = self._cfg.learn
         out = self._model(mb["obs"], mode="compute_actor_critic")
-        dist = make_dist(self._action_space, out["logit"], self._nvec)
+        dist = make_dist(self._action_space, out["logit"], self._nvec, mb.get("action_mask"))
         advantages = mb["advantage"]
         if learn.normalize_advantage:  # population std: a minibatch of one step gives 0, not NaN
             advantages = (advantages - advantages.mean()) / (advantages.std(correction=0) + 1e-8)
