@@ -13,7 +13,7 @@ from ding_lite.envs.action_adapter import check_action_bounds
 from ding_lite.envs.watchdog import watched_call
 from ding_lite.envs.obs_space import obs_shape_of
 from ding_lite.policy import Policy
-from ding_lite.policy.action_mask import strip_mask_space
+from ding_lite.policy.action_mask import mask_space_problem, strip_mask_space
 from ding_lite.torch_utils.malloc import apply_setting as apply_keep_freed_memory
 from ding_lite.torch_utils.obs_norm import mark_normalized, normalized_leaves
 from ding_lite.torch_utils.precision import set_matmul_precision
@@ -71,6 +71,9 @@ def resolve_action_mask(cfg: EasyDict, spec: EnvSpec) -> EnvSpec:
         raise ConfigError(f"env '{env}' gives an action mask (obs[{key!r}], env.action_mask_key) but its action "
                           f"space is {spec.action_space_type}; masks apply to Discrete and MultiDiscrete actions: set "
                           f"env.action_mask_key=''")
+    problem = mask_space_problem(space["spaces"][key], spec)
+    if problem:
+        raise ConfigError(f"env '{env}': the action mask obs[{key!r}] (env.action_mask_key) {problem}")
     rest = strip_mask_space(space, key)
     if not rest["spaces"]:
         raise ConfigError(f"env '{env}': the Dict observation holds only the action mask obs[{key!r}]; add an "

@@ -6,7 +6,7 @@ Discrete action space, (N, sum(nvec)) for MultiDiscrete, or a Tuple of one (N, n
 ``{'0': ..., '1': ...}`` as a tensor tree), which is concatenated. The mask is stored in transitions and unrolls as
 ``action_mask`` (bool, shaped like the logits), so the learner masks the target policy with the mask the actor used.
 """
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import torch
 
@@ -55,3 +55,25 @@ def split_mask(obs: Any, key: Optional[str], nvec: Optional[Tuple[int, ...]] = N
 def strip_mask_space(obs_space: dict, key: str) -> dict:
     """The observation description (``ding_lite.envs.obs_space``) the model takes: without the mask entry."""
     return dict(obs_space, spaces={k: v for k, v in obs_space["spaces"].items() if k != key})
+
+
+def mask_space_problem(mask_space: dict, spec: Any) -> str:
+    """What is wrong with the described mask space (``ding_lite.envs.obs_space``) for the action space of ``spec``
+    (an ``EnvSpec``), or '' when it fits: a MultiBinary or integer Box of shape (n,) / (sum(nvec),), or for
+    MultiDiscrete a Tuple of one such mask per head."""
+    sizes: List[int] = list(spec.nvec) if spec.nvec else [int(spec.action_shape)]
+
+    def flat(leaf: dict) -> Optional[int]:
+        integer = leaf.get("space") == "multi_binary" or (leaf.get("space") == "box" and leaf.get("dtype", "").startswith(
+            ("int", "uint", "bool")))
+        shape = leaf.get("shape", [])
+        return int(shape[0]) if integer and len(shape) == 1 else None
+    if mask_space.get("space") == "tuple":
+        heads = [flat(sub) for sub in mask_space["spaces"].values()]
+        if heads == sizes and len(sizes) > 1:
+            return ""
+        return f"is a Tuple of masks of sizes {heads}; the action space's heads have sizes {sizes}"
+    if flat(mask_space) == sum(sizes):
+        return ""
+    return (f"is {mask_space}; it must be a MultiBinary (or integer Box) of shape ({sum(sizes)},)"
+            + (f" or a Tuple of one per head, sizes {sizes}" if len(sizes) > 1 else ""))

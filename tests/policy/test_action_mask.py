@@ -123,3 +123,53 @@ def test_masks_refused_for_policies_without_support_and_non_discrete_actions():
         make_cfg("impala", env=box_env)
     cfg = make_cfg("acer", action_mask_key="")  # off: the mask is an ordinary observation
     assert "action_mask" in cfg.policy.model.obs_space["spaces"]
+
+
+class HeadsEnv(gym.Env):
+    """MultiDiscrete([3, 2]) actions with one mask per head (a Tuple), head 0 allowing only action 2 and head 1
+    only action 0; reward 1 for any step (it never ends before its time limit)."""
+
+    def __init__(self, per_head=True):
+        mask = gym.spaces.Tuple((gym.spaces.MultiBinary(3), gym.spaces.MultiBinary(2))) if per_head \
+            else gym.spaces.MultiBinary(5)
+        self.observation_space = gym.spaces.Dict({"x": gym.spaces.Box(-1, 1, (2,), np.float32), "action_mask": mask})
+        self.action_space = gym.spaces.MultiDiscrete([3, 2])
+        self.per_head = per_head
+
+    def _obs(self):
+        heads = (np.array([0, 0, 1], np.int8), np.array([1, 0], np.int8))
+        return {"x": np.zeros(2, np.float32), "action_mask": heads if self.per_head else np.concatenate(heads)}
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return self._obs(), {}
+
+    def step(self, action):
+        assert tuple(action) == (2, 0), action
+        return self._obs(), 1.0, False, False, {}
+
+
+@pytest.mark.parametrize("per_head", [True, False])
+@pytest.mark.parametrize("policy_type", ["impala", "ppo"])
+def test_multi_discrete_masks_flat_and_per_head(policy_type, per_head):
+    env = HeadsEnv(per_head)
+    cfg = make_cfg(policy_type, env=env, unroll_len=4)
+    torch.manual_seed(0)
+    policy = POLICY_REGISTRY.get(policy_type)(cfg.policy)
+    venv = gym.vector.SyncVectorEnv([lambda: HeadsEnv(per_head)] * 2, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+    venv.last_obs = venv.reset(seed=0)[0]
+    try:
+        samples = SampleCollector(venv, policy.collect_mode).collect(2)
+    finally:
+        venv.close()
+    assert samples["action_mask"].shape == (2, 4, 5) and (samples["action"] == torch.tensor([2, 0])).all()
+    info = policy.learn_mode.forward(samples)
+    assert all(torch.isfinite(torch.as_tensor(v)).all() for v in info.values())
+
+
+def test_a_mask_that_does_not_fit_the_action_space_is_refused():
+    env = WallGridEnv()
+    env.observation_space = gym.spaces.Dict({"position": gym.spaces.Discrete(25),
+                                             "action_mask": gym.spaces.MultiBinary(5)})
+    with pytest.raises(ConfigError, match=r"obs\['action_mask'\].*shape \(4,\)"):
+        make_cfg("impala", env=env)
