@@ -31,8 +31,9 @@ def make_cfg(policy_type, env=None, action_mask_key="action_mask", **policy):
     return cfg
 
 
-def collect(policy_type, n_env=4, **policy):
+def collect(policy_type, n_env=4, model=None, **policy):
     cfg = make_cfg(policy_type, unroll_len=8, **policy)
+    cfg.policy.model.update(model or {})
     torch.manual_seed(0)
     policy = POLICY_REGISTRY.get(policy_type)(cfg.policy)
     venv = make_vector_env(cfg.env, n_env, seed=0)
@@ -60,9 +61,11 @@ def test_mask_leaves_the_model_input_and_travels_in_the_unrolls(policy_type):
     assert all(torch.isfinite(torch.as_tensor(v)).all() for v in info.values())
 
 
-def test_impala_learns_with_the_masked_target_policy(monkeypatch):
-    """V-trace's ratio: pi is re-masked with the stored mask, so on-policy data gives ratios of exactly 1."""
-    policy, samples = collect("impala")
+@pytest.mark.parametrize("core", [None, "lstm"])
+def test_impala_learns_with_the_masked_target_policy(core, monkeypatch):
+    """V-trace's ratio: pi is re-masked with the stored mask, so on-policy data gives ratios of exactly 1 (with a
+    recurrent core too: acting and the learner's replay both mask)."""
+    policy, samples = collect("impala", model=dict(core=core, core_size=8) if core else None)
     seen = {}
     import ding_lite.policy.impala as impala_module
     real = impala_module.from_importance_weights
