@@ -23,6 +23,9 @@ Observations are stored once per step (x_t, whatever ``obs_storage`` says): the 
 it reaches the buffer (:meth:`PPOPolicy.update_obs_stats`), so the learner normalises exactly as the collecting policy
 did and the first minibatch of each update is on-policy (ratio 1). Merged at arrival, CartPole's shifting statistics
 gave that first minibatch an approximate KL of up to 0.008 (seed 0, cartpole_ppo.py), of the order of a target_kl.
+Action masks (``env.action_mask_key``): as in every unroll policy (:mod:`ding_lite.policy.unroll_policy`), the actor
+samples under the mask and stores it (``action_mask``); ``logp`` comes from the masked logits it acted with, and each
+minibatch re-masks the new policy with the stored mask, so the ratio and the entropy cover the valid actions only.
 Not supported yet: a recurrent core (``model.core``) and prioritised replay.
 """
 import math
