@@ -176,3 +176,13 @@ def test_a_mask_that_does_not_fit_the_action_space_is_refused():
                                              "action_mask": gym.spaces.MultiBinary(5)})
     with pytest.raises(ConfigError, match=r"obs\['action_mask'\].*shape \(4,\)"):
         make_cfg("impala", env=env)
+
+
+def test_epsilon_greedy_evaluation_explores_valid_actions_only():
+    cfg = make_cfg("impala")
+    cfg.policy.eval.epsilon = 1.0  # every step random
+    policy = POLICY_REGISTRY.get("impala")(cfg.policy)
+    torch.manual_seed(0)
+    mask = torch.tensor([[0, 1, 0, 1]] * 500, dtype=torch.int8)
+    action = policy.eval_mode.forward({"position": torch.zeros(500, dtype=torch.long), "action_mask": mask})["action"]
+    assert set(action.tolist()) == {1, 3}
