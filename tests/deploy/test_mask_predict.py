@@ -1,7 +1,9 @@
 """``ding_lite.load(path).predict(obs)`` of a policy trained with an action mask applies the mask the observation
-carries; export refuses such a policy (the mask is not an input of the exported file yet)."""
+carries; its TorchScript and ONNX exports take the mask as an input (``action_mask``) and act as ``predict``."""
 import numpy as np
+import onnxruntime as ort
 import pytest
+import torch
 
 import ding_lite
 from ding_lite.entry import serial_pipeline
@@ -35,6 +37,17 @@ def test_predict_applies_the_mask(run):
         agent.predict({"position": 0, "action_mask": np.ones(5, dtype=np.int8)})
 
 
-def test_export_refuses_a_masked_policy(run, tmp_path):
-    with pytest.raises(UserError, match=r"action mask.*predict"):
-        export(run, "torchscript", str(tmp_path / "p.pt"))
+def test_exports_take_the_mask_as_an_input(run, tmp_path):
+    agent = ding_lite.load(run)
+    position = np.array([0, 7, 12, 3], dtype=np.int64)
+    mask = np.array([[0, 0, 1, 0], [1, 0, 0, 0], [0, 1, 0, 1], [0, 0, 0, 1]], dtype=np.int8)
+    expected = agent.predict({"position": position, "action_mask": mask})
+    assert mask[np.arange(4), expected].all()
+    module = torch.jit.load(export(run, "torchscript", str(tmp_path / "p.pt")))
+    with torch.no_grad():
+        got = module(torch.from_numpy(position), torch.from_numpy(mask))
+    assert got.tolist() == expected.tolist()
+    session = ort.InferenceSession(export(run, "onnx", str(tmp_path / "p.onnx")), providers=["CPUExecutionProvider"])
+    assert [i.name for i in session.get_inputs()] == ["position", "action_mask"]
+    got = session.run(None, {"position": position, "action_mask": mask})[0]
+    assert got.tolist() == expected.tolist()
