@@ -1,10 +1,10 @@
 """WallGrid: a small maze where a move into a wall or off the grid is invalid, with an action mask that says which
 moves are valid (``obs['action_mask']``): the proof that masks matter (``tests/learning/test_action_mask_learning.py``).
 
-A ``size`` x ``size`` grid (5 by default) with walls; the agent starts in the top-left corner, the goal is the
-bottom-right one. Actions: 0 up, 1 down, 2 left, 3 right. Reaching the goal: reward 1, ``terminated``. An invalid
+A 5x5 maze (``maze='snake'``, a 16-step corridor, the default; ``'open'``, shorter with a choice of paths); the agent
+starts in the top-left corner, the goal is the bottom-right one. Actions: 0 up, 1 down, 2 left, 3 right. Reaching the goal: reward 1, ``terminated``. An invalid
 move (into a wall or the border): reward -1, ``terminated`` (the penalty of an invalid action). Otherwise reward 0;
-an episode is truncated after ``max_steps`` (``6 * size``) steps. The observation::
+an episode is truncated after ``max_steps`` (60) steps. The observation::
 
     {'position': Discrete(size * size),      # the agent's cell, row * size + column
      'action_mask': MultiBinary(4)}          # 1 where the move is valid
