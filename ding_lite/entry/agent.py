@@ -221,7 +221,7 @@ class Agent:
         from the policy (as collection does). A recurrent policy returns ``(action, next_state)`` and takes
         ``state`` (None: an episode's start)."""
         arrays, single = as_batch(obs, self.obs_space)
-        tree = leaves_to_tree(arrays, self.obs_space)
+        tree = self._with_mask(leaves_to_tree(arrays, self.obs_space), obs, single, arrays[0].shape[0])
         mode = self.policy.eval_mode if deterministic else self.policy.collect_mode
         if self.recurrent:
             out = mode.forward(tree, core_state=self._core_state(state, arrays[0].shape[0], single))
@@ -231,6 +231,22 @@ class Agent:
         if state is not None:
             raise UserError("state= is for recurrent policies (policy.model.core='lstm'); this one is feed-forward")
         return self._env_action(mode.forward(tree)["action"], single)
+
+    def _with_mask(self, tree: Any, obs: Any, single: bool, n: int) -> Any:
+        """The policy's input with the action mask the observation carries (``policy.action_mask_key``; a Tuple of
+        per-head masks concatenated), shape (n, A) bool; without one the policy acts unmasked."""
+        key = self.policy.cfg.get("action_mask_key")
+        if not key or not isinstance(obs, dict) or key not in obs:
+            return tree
+        mask = obs[key]
+        mask = np.concatenate([np.asarray(m) for m in mask], -1) if isinstance(mask, (tuple, list)) else mask
+        mask = np.asarray(mask).astype(bool)
+        mask = mask[None] if single else mask
+        actions = sum(self.spec.nvec) if self.spec.nvec else self.spec.action_shape
+        if mask.ndim != 2 or mask.shape != (n, actions):
+            raise UserError(f"obs[{key!r}] (the action mask) has shape {np.shape(obs[key])}; expected (A,) for one "
+                            f"observation or (batch, A), A = {actions} actions (MultiDiscrete: sum(nvec))")
+        return {**tree, key: torch.from_numpy(mask)}
 
     def _env_action(self, action: Any, single: bool) -> Any:
         action = self.adapter(action)

@@ -1,6 +1,6 @@
 """Turning a compiled config into live components: envs, the policy (with env-derived model shapes), the buffer."""
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence, Tuple, Union
 
 import gymnasium as gym
@@ -11,7 +11,9 @@ from ding_lite.config import compile_config
 from ding_lite.envs import EnvSpec, env_factory, make_vector_env
 from ding_lite.envs.action_adapter import check_action_bounds
 from ding_lite.envs.watchdog import watched_call
+from ding_lite.envs.obs_space import obs_shape_of
 from ding_lite.policy import Policy
+from ding_lite.policy.action_mask import mask_space_problem, strip_mask_space
 from ding_lite.torch_utils.malloc import apply_setting as apply_keep_freed_memory
 from ding_lite.torch_utils.obs_norm import mark_normalized, normalized_leaves
 from ding_lite.torch_utils.precision import set_matmul_precision
@@ -33,6 +35,7 @@ def resolve_env_spaces(cfg: EasyDict, spec: EnvSpec) -> None:
     elif policy.action_space != spec.action_space_type:
         raise ConfigError(f"policy.action_space='{policy.action_space}' but env '{cfg.env.env_id or cfg.env.type}' "
                           f"has a {spec.action_space_type} action space; set policy.action_space='auto'")
+    spec = resolve_action_mask(cfg, spec)
     env_facts = {
         "obs_shape": spec.obs_shape,
         "obs_space": observation_space(cfg, spec),
@@ -48,6 +51,36 @@ def resolve_env_spaces(cfg: EasyDict, spec: EnvSpec) -> None:
         elif _as_list(given) != _as_list(value):
             raise ConfigError(f"policy.model.{key}={given!r} does not match the env's {value!r}; remove it to use "
                               f"the env's")
+
+
+def resolve_action_mask(cfg: EasyDict, spec: EnvSpec) -> EnvSpec:
+    """An env whose Dict observation has ``env.action_mask_key``: fill ``policy.action_mask_key`` and return the spec
+    the model takes, the observation without the mask (:mod:`ding_lite.policy.action_mask`); a policy that does not
+    support masks, or an action space that takes none, is a ConfigError naming the key."""
+    key = cfg.env.get("action_mask_key")
+    space = spec.obs_space
+    if not key or not space or space.get("space") != "dict" or key not in space["spaces"]:
+        return spec
+    env = cfg.env.env_id or cfg.env.type
+    policy = cfg.policy
+    if not getattr(POLICY_REGISTRY.get(policy.type), "supports_action_mask", False):
+        raise ConfigError(f"env '{env}' gives an action mask (obs[{key!r}], env.action_mask_key) and policy "
+                          f"'{policy.type}' does not support action masks yet (IMPALA, APPO and PPO do); use one of "
+                          f"those, or set env.action_mask_key='' to feed the mask to the model as an observation")
+    if spec.action_space_type not in ("discrete", "multi_discrete"):
+        raise ConfigError(f"env '{env}' gives an action mask (obs[{key!r}], env.action_mask_key) but its action "
+                          f"space is {spec.action_space_type}; masks apply to Discrete and MultiDiscrete actions: set "
+                          f"env.action_mask_key=''")
+    problem = mask_space_problem(space["spaces"][key], spec)
+    if problem:
+        raise ConfigError(f"env '{env}': the action mask obs[{key!r}] (env.action_mask_key) {problem}")
+    rest = strip_mask_space(space, key)
+    if not rest["spaces"]:
+        raise ConfigError(f"env '{env}': the Dict observation holds only the action mask obs[{key!r}]; add an "
+                          f"observation beside it")
+    if "action_mask_key" in policy:
+        policy.action_mask_key = key
+    return replace(spec, obs_space=rest, obs_shape=obs_shape_of(rest))
 
 
 def observation_space(cfg: EasyDict, spec: EnvSpec) -> dict:

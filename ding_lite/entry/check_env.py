@@ -19,6 +19,7 @@ from ding_lite.config import compile_config, read_config_file
 from ding_lite.envs import env_factory
 from ding_lite.envs.check import Finding, error, format_report, has_errors
 from ding_lite.envs.check_run import DEFAULT_STEPS, check_env
+from ding_lite.envs.check_mask import MASK_KEY
 from ding_lite.utils import ENV_REGISTRY, POLICY_REGISTRY, UserError
 
 # A bare env needs some policy to compile a config around it; only its env section is used.
@@ -72,8 +73,9 @@ def env_maker(env_cfg: EasyDict) -> Callable[[], gym.Env]:
 
 def check_config_env(cfg: EasyDict, steps: int = DEFAULT_STEPS, bound: Optional[str] = None) -> List[Finding]:
     """The checks on the env of a compiled config, with its seed and ``env.step_timeout_s``."""
+    key = cfg.env.get("action_mask_key")  # a renamed key; the default leaves the env's action_mask_key attribute
     return check_env(env_maker(cfg.env), steps=steps, seed=cfg.seed, bound=bound,
-                     step_timeout_s=cfg.env.get("step_timeout_s"))
+                     step_timeout_s=cfg.env.get("step_timeout_s"), mask_key=None if key == MASK_KEY else key)
 
 
 def policy_bound(cfg: EasyDict) -> str:

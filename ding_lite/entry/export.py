@@ -9,6 +9,10 @@ or for a Dict/Tuple observation space one tensor per leaf, in the order of ``pol
 by their key paths, e.g. ``agent.position``). With ``with_dist`` the outputs add the action distribution's
 parameters (the actor's outputs: ``logit``, or ``mu`` and ``sigma``/``log_std``).
 
+A policy trained with an action mask (``env.action_mask_key``) takes the mask as one more input after the observation
+leaves, ``action_mask`` (batch, A) int8, 1 where the action is valid (A: the number of actions, sum(nvec) for
+MultiDiscrete): the action is the greedy one among the valid actions, as ``predict`` gives it.
+
 A recurrent policy (``policy.model.core='lstm'``) takes its state as one more input, ``core_state`` (batch,
 *state_shape) float32 (zeros at an episode's start), after the observation leaves, and returns the next state as its
 last output, ``next_core_state``: the caller carries it from step to step, as with ``predict``.
@@ -28,7 +32,7 @@ import torch
 from torch import nn
 
 from ding_lite.envs.obs_space import is_nested, leaf_shape
-from ding_lite.torch_utils import greedy_action
+from ding_lite.torch_utils import greedy_action, mask_logits
 from ding_lite.utils import UserError
 from ding_lite.utils.file_io import atomic_write
 
@@ -64,6 +68,8 @@ class DeployModule(nn.Module):
         self.nvec = list(spec.nvec) if spec.nvec is not None else None
         self.with_dist = with_dist
         self.recurrent = agent.recurrent
+        self.mask_width = (sum(self.nvec) if self.nvec else int(spec.action_shape)) \
+            if policy.cfg.get("action_mask_key") else 0  # 0: no action mask input
         self.state_shape = agent.state_shape
         self.sac = hasattr(policy, "_actions")
         self.rescale = policy.action_bound == "rescale"
@@ -94,6 +100,9 @@ class DeployModule(nn.Module):
         core_state = None
         if self.recurrent:  # the last input is the recurrent state
             leaves, core_state = leaves[:-1], leaves[-1]
+        mask = None
+        if self.mask_width:  # the action mask input, after the observation leaves
+            leaves, mask = leaves[:-1], leaves[-1] != 0
         obs = self._tree(leaves)
         norm = getattr(self.model, "obs_normalizer", None)
         if norm is not None:
@@ -110,6 +119,8 @@ class DeployModule(nn.Module):
             logit = model_out["logit"]
             if core_state is not None:
                 core_state = model_out["state"]
+            if mask is not None:
+                logit = mask_logits(self.space, logit, mask)
             action = greedy_action(self.space, logit, self.nvec)
             if self.with_dist:
                 dist = [logit[k] for k in sorted(logit)] if isinstance(logit, dict) else [logit]
@@ -136,6 +147,8 @@ def output_names(module: DeployModule) -> List[str]:
 def module_inputs(module: DeployModule, batch: int = 2) -> Tuple[torch.Tensor, ...]:
     """Example inputs of ``module``: observations, then for a recurrent policy a state (zeros)."""
     inputs = example_inputs(module.description, batch)
+    if module.mask_width:
+        inputs = inputs + (torch.ones((batch, module.mask_width), dtype=torch.int8),)
     if module.recurrent:
         inputs = inputs + (torch.zeros((batch, *module.state_shape)),)
     return inputs
@@ -195,7 +208,8 @@ def export_agent(agent: Agent, fmt: str, path: str, with_dist: bool = False, for
             traced = torch.jit.trace(module, inputs, check_trace=False)
             atomic_write(path, lambda f: torch.jit.save(traced, f), "write the exported policy")
             return path
-        names = input_names(agent.obs_space) + (["core_state"] if module.recurrent else [])
+        names = (input_names(agent.obs_space) + (["action_mask"] if module.mask_width else [])
+                 + (["core_state"] if module.recurrent else []))
         outputs = output_names(module)
         atomic_write(path, lambda f: torch.onnx.export(
             module, inputs, f, input_names=names, output_names=outputs, dynamo=False,

@@ -15,7 +15,7 @@ import copy
 import math
 import os
 import warnings
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import gymnasium as gym
 import numpy as np
@@ -111,7 +111,8 @@ def train_sample_layout(cfg: EasyDict, observation_space: gym.Space,
         policy = POLICY_REGISTRY.get(policy_cfg.type)(policy_cfg, model=copy.deepcopy(model),
                                                       enable_field=("collect",))
         mode = policy.collect_mode
-        obs = obs_to_tensor(create_empty_array(observation_space, n=1, fn=np.zeros))
+        obs = _all_valid(obs_to_tensor(create_empty_array(observation_space, n=1, fn=np.zeros)),
+                         policy_cfg.get("action_mask_key"))
         output = tree_map(lambda x: x.cpu() if isinstance(x, torch.Tensor) else x, mode.forward(obs))
         timestep = {"next_obs": obs_to_tensor(create_empty_array(observation_space, n=1, fn=np.zeros)),
                     "reward": torch.zeros(1), "terminated": torch.zeros(1, dtype=torch.bool),
@@ -232,3 +233,10 @@ def check_buffer_memory(cfg: EasyDict, observation_space: gym.Space, model: Opti
     warnings.warn(f"{text}: more than {MEMORY_WARN_SHARE:.0%} of it, which leaves little for the rest of the run; "
                   f"{BUFFER_SIZE_KEY}={fits:,} would fit in half", stacklevel=2)
     return need
+
+
+def _all_valid(obs: Any, key: Optional[str]) -> Any:
+    """A zero observation with its action mask (``key``) all ones: a zero mask allows no action."""
+    if key is None or not isinstance(obs, dict) or key not in obs:
+        return obs
+    return {**obs, key: tree_map(torch.ones_like, obs[key])}

@@ -8,4 +8,5 @@ from .gym_env import EnvConfig, GymEnv, check_env_id, env_factory
 from .mixed_target import MixedTargetEnv
 from .moving_dot import MovingDotEnv
 from .goal_grid import GoalGridEnv
+from .wall_grid import WallGridEnv
 from .blind_cliffwalk import BlindCliffwalkEnv

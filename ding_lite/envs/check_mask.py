@@ -25,9 +25,10 @@ def mask_key(env: gym.Env) -> str:
         return MASK_KEY
 
 
-def find_mask(env: gym.Env, obs: Any, info: Any) -> Optional[Tuple[str, Any]]:
-    """``(source, mask)`` of the mask the env gives with this ``obs`` and ``info`` (module docstring), or None."""
-    key = mask_key(env)
+def find_mask(env: gym.Env, obs: Any, info: Any, key: Optional[str] = None) -> Optional[Tuple[str, Any]]:
+    """``(source, mask)`` of the mask the env gives with this ``obs`` and ``info`` (module docstring), or None.
+    ``key``: the Dict observation key a run's config names (``env.action_mask_key``); None: :func:`mask_key`."""
+    key = key or mask_key(env)
     if isinstance(obs, dict) and key in obs:
         return f"obs[{key!r}]", obs[key]
     try:

@@ -46,10 +46,12 @@ class FindingLog:
 
 
 def check_env(make_env: Callable[[], gym.Env], steps: int = DEFAULT_STEPS, seed: int = 0,
-              bound: Optional[str] = None, step_timeout_s: Optional[float] = None) -> List[Finding]:
+              bound: Optional[str] = None, step_timeout_s: Optional[float] = None,
+              mask_key: Optional[str] = None) -> List[Finding]:
     """Every check on the envs ``make_env`` makes: one env stepped ``steps`` times, a second one for the seeding
     check. ``bound`` is the policy's action bound mode ('clip', 'rescale'; None: not known), ``step_timeout_s`` the
-    run's ``env.step_timeout_s``. gymnasium's own warnings are silenced: each problem is one finding."""
+    run's ``env.step_timeout_s``, ``mask_key`` its ``env.action_mask_key`` (None or '': the env's
+    ``action_mask_key`` attribute, else 'action_mask'). gymnasium's own warnings are silenced: each problem is one finding."""
     log = FindingLog()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -58,14 +60,14 @@ def check_env(make_env: Callable[[], gym.Env], steps: int = DEFAULT_STEPS, seed:
             return log.findings()
         log.add(action_bound_findings(env.action_space, bound))
         try:
-            trajectory = _run(env, log, steps, seed, step_timeout_s)
+            trajectory = _run(env, log, steps, seed, step_timeout_s, mask_key or None)
         finally:
             env.close()
         if trajectory and not log.has_error("signature"):  # the seeding check calls reset and step as gymnasium does
             second = _make(make_env, log)
             if second is not None:
                 try:
-                    log.add(seeding_findings(trajectory, _replay(second, seed, len(trajectory) - 1), seed))
+                    log.add(seeding_findings(trajectory, _replay(second, seed, len(trajectory) - 1, mask_key or None), seed))
                 except Exception as err:  # noqa: BLE001  (the first env got through the same calls)
                     log.add(step_exception_findings(err, "the seeding check's second env"))
                 finally:
@@ -97,8 +99,8 @@ def _reset(env: gym.Env, log: FindingLog, where: str, **kwargs: Any) -> Optional
     return result
 
 
-def _run(env: gym.Env, log: FindingLog, steps: int, seed: int,
-         step_timeout_s: Optional[float]) -> Optional[List[Any]]:
+def _run(env: gym.Env, log: FindingLog, steps: int, seed: int, step_timeout_s: Optional[float],
+         mask_key: Optional[str] = None) -> Optional[List[Any]]:
     """Reset with ``seed`` and take ``steps`` random steps (resetting after each episode). Returns the observations
     of the first ``SEED_STEPS`` steps for the seeding check (None when seeding cannot be checked)."""
     log.add(space_findings(env.observation_space, env.action_space))
@@ -108,7 +110,7 @@ def _run(env: gym.Env, log: FindingLog, steps: int, seed: int,
     if reset is None:
         return None
     obs, info = reset
-    mask_source, mask = _mask(env, obs, info, log, None, "after reset")
+    mask_source, mask = _mask(env, obs, info, log, None, "after reset", mask_key)
     trajectory: Optional[List[Any]] = [copy_obs(obs)] if seedable else None
     times, episodes, length = [], [], 0
     for t in range(1, steps + 1):
@@ -137,17 +139,17 @@ def _run(env: gym.Env, log: FindingLog, steps: int, seed: int,
                 return None
             obs, info = reset
             where = f"after the reset at step {t}"
-        mask_source, mask = _mask(env, obs, info, log, mask_source, where)
+        mask_source, mask = _mask(env, obs, info, log, mask_source, where, mask_key)
     log.add(episode_end_findings(episodes, steps, length, time_limit_of(env)))
     log.add(step_time_findings(times, step_timeout_s))
     return trajectory
 
 
 def _mask(env: gym.Env, obs: Any, info: Any, log: FindingLog, expected: Optional[str],
-          where: str) -> Tuple[Optional[str], Any]:
+          where: str, key: Optional[str] = None) -> Tuple[Optional[str], Any]:
     """The env's mask now, checked against the action space and against where the first one came from."""
     try:
-        found = find_mask(env, obs, info)
+        found = find_mask(env, obs, info, key)
     except Exception as err:  # noqa: BLE001  (env.action_masks() raised)
         log.add([error("mask", f"env.action_masks() {where} raised {type(err).__name__}: {err}",
                        "fix action_masks()")])
@@ -162,13 +164,13 @@ def _mask(env: gym.Env, obs: Any, info: Any, log: FindingLog, expected: Optional
     return source or expected, mask
 
 
-def _replay(env: gym.Env, seed: int, steps: int) -> List[Any]:
+def _replay(env: gym.Env, seed: int, steps: int, key: Optional[str] = None) -> List[Any]:
     """The observations of a second env reset with ``seed`` and stepped with the same seeded actions."""
     env.action_space.seed(seed)
     obs, info = env.reset(seed=seed)
     out = [copy_obs(obs)]
     for _ in range(steps):
-        found = find_mask(env, obs, info)
+        found = find_mask(env, obs, info, key)
         obs, _, terminated, truncated, info = env.step(masked_sample(env.action_space, found and found[1]))
         out.append(copy_obs(obs))
         if terminated or truncated:

@@ -62,6 +62,11 @@ class EnvConfig(Configurable):
         # (1,000 random steps): errors stop the run with one line each and its fix, warnings are printed. See
         # docs/custom_env.md ("Checking an env").
         check=False,
+        # (str) The key of a Dict observation that holds the action mask (1/True: the action is valid), for Discrete
+        # (shape (n,)) and MultiDiscrete (sum(nvec), or a Tuple of one mask per head) actions. The mask is not an
+        # input of the model: the policy masks its logits with it (IMPALA, APPO, PPO). '': no mask (a key of that name
+        # is then an ordinary observation the model sees). See docs/custom_env.md.
+        action_mask_key="action_mask",
     )
     free_form = ("kwargs",)
 

@@ -71,6 +71,9 @@ class Policy(Configurable):
     # policy.priority_IS_weight is on. ``priority_refusal``: why a policy refuses it (shown in the ConfigError).
     supports_priority = False
     priority_refusal = ""
+    # Action masks (an env's Dict observation with an ``env.action_mask_key`` entry): a policy that supports them
+    # acts, evaluates and learns with the mask (``ding_lite/policy/action_mask.py``); the others are refused.
+    supports_action_mask = False
 
     config = dict(
         # (str) POLICY_REGISTRY name (set from create_config.policy.type).
@@ -90,6 +93,10 @@ class Policy(Configurable):
         # (str) Action space of the env: 'auto' reads it from the env; or 'discrete', 'continuous', 'multi_discrete',
         # 'mixed' (Tuple(Discrete, Box)).
         action_space="auto",
+        # (str) The key of the action mask in the env's Dict observation, filled by the pipeline from
+        # env.action_mask_key when the env's observation has it (None: no mask). Not an input of the model: the mask
+        # travels beside the observation (transitions, unrolls, the buffer) and masks the logits.
+        action_mask_key=None,
         # (int) Length T of the time-major segments the collector hands to ``_get_train_sample``.
         unroll_len=1,
         model=dict(),

@@ -21,6 +21,8 @@ from .unroll_policy import UnrollPolicy
 class IMPALAPolicy(UnrollPolicy):
     """IMPALA with V-trace targets for discrete, continuous (Gaussian) and multi-discrete action spaces."""
 
+    supports_action_mask = True
+
     priority_refusal = ("V-trace's truncated importance ratios already correct for the behaviour policy's "
                         "unrolls; sampling unrolls by priority changes that distribution again, and no derivation "
                         "combines the two corrections without bias")
@@ -98,7 +100,9 @@ class IMPALAPolicy(UnrollPolicy):
         out = self._forward_unroll(batch, "compute_actor_critic")  # a recurrent core replays the unrolls
         value = out["value"]
         values, bootstrap_value = batch.steps(value), batch.last(value).detach()  # V(x_t) (T, B), V(x_T) (B,)
-        target_dist = make_dist(self._action_space, tree_map(batch.steps, out["logit"]), self._nvec)
+        # An action mask (T, B, A): pi re-masked with the actor's mask; mu's stored logits are already masked.
+        target_dist = make_dist(self._action_space, tree_map(batch.steps, out["logit"]), self._nvec,
+                                data.get("action_mask"))
         behaviour_dist = make_dist(self._action_space, data["logit"], self._nvec)
         action = data["action"]
         target_log_prob = target_dist.log_prob(action)

@@ -23,6 +23,9 @@ Observations are stored once per step (x_t, whatever ``obs_storage`` says): the 
 it reaches the buffer (:meth:`PPOPolicy.update_obs_stats`), so the learner normalises exactly as the collecting policy
 did and the first minibatch of each update is on-policy (ratio 1). Merged at arrival, CartPole's shifting statistics
 gave that first minibatch an approximate KL of up to 0.008 (seed 0, cartpole_ppo.py), of the order of a target_kl.
+Action masks (``env.action_mask_key``): as in every unroll policy (:mod:`ding_lite.policy.unroll_policy`), the actor
+samples under the mask and stores it (``action_mask``); ``logp`` comes from the masked logits it acted with, and each
+minibatch re-masks the new policy with the stored mask, so the ratio and the entropy cover the valid actions only.
 Not supported yet: a recurrent core (``model.core``) and prioritised replay.
 """
 import math
@@ -47,6 +50,7 @@ UPDATE_STATS = ("total_loss", "policy_loss", "value_loss", "entropy", "approx_kl
 class PPOPolicy(UnrollPolicy):
     """PPO with GAE for discrete and continuous (Gaussian, state-independent log std by default) action spaces."""
 
+    supports_action_mask = True
     priority_refusal = "PPO uses every sample of a collection once per epoch; there is nothing to prioritise"
 
     config = dict(
@@ -134,9 +138,10 @@ class PPOPolicy(UnrollPolicy):
     @torch.no_grad()
     def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> Dict[str, Any]:
         """a_t ~ pi(.|x_t), with pi's ``logit`` and V(x_t) (``value``) for the advantages. ``obs`` (N_env, ...)."""
+        obs, mask = self._split_mask(obs)  # an action mask: sampled under it, logit stored masked
         out = self._model(self._on_device(obs), mode="compute_actor_critic")
-        return {"action": sample_action(self._action_space, out["logit"], self._nvec), "logit": out["logit"],
-                "value": out["value"]}
+        action = sample_action(self._action_space, out["logit"], self._nvec, mask)
+        return {**self._masked_output(out["logit"], mask, action), "value": out["value"]}
 
     def _process_transition(self, obs: torch.Tensor, policy_output: Dict[str, Any],
                             timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
@@ -165,6 +170,8 @@ class PPOPolicy(UnrollPolicy):
         logp = make_dist(self._action_space, segment["logit"], self._nvec).log_prob(segment["action"])
         sample = {"obs": segment["obs"], "action": segment["action"], "logp": logp, "value": segment["value"],
                   "advantage": advantages, "return": returns}
+        if "action_mask" in segment:  # the learner masks pi with the mask the actor used
+            sample["action_mask"] = segment["action_mask"]
         return tree_map(lambda x: x.transpose(0, 1).contiguous(), sample)
 
     # ---- learn -------------------------------------------------------------------------------------------------
@@ -215,7 +222,7 @@ class PPOPolicy(UnrollPolicy):
         """One gradient step on a minibatch of steps (leaves (M, ...)); its detached loss terms and diagnostics."""
         learn = self._cfg.learn
         out = self._model(mb["obs"], mode="compute_actor_critic")
-        dist = make_dist(self._action_space, out["logit"], self._nvec)
+        dist = make_dist(self._action_space, out["logit"], self._nvec, mb.get("action_mask"))
         advantages = mb["advantage"]
         if learn.normalize_advantage:  # population std: a minibatch of one step gives 0, not NaN
             advantages = (advantages - advantages.mean()) / (advantages.std(correction=0) + 1e-8)

@@ -37,18 +37,26 @@ eval carry each env's state (``reset(env_ids)`` zeroes those of finished episode
 step was taken with as ``core_state``, and an unroll keeps the first, ``core_state`` (1, 2, H): its initial state. The
 learner replays the T steps from it (:meth:`UnrollPolicy._forward_unroll`), resetting after episode ends as acting
 did, and the rows after the steps (x_T, final observations) continue from the state before that reset.
+
+Action masks (``policy.action_mask_key``, :mod:`ding_lite.policy.action_mask`): acting takes the mask out of the
+observation, samples and picks greedy actions under it, and a transition keeps it as ``action_mask`` (bool, shaped
+like the logits) beside ``logit``, which is stored *already masked*: the behaviour policy mu of the importance ratios
+is then exactly the distribution the action was drawn from, whatever the learner does. The learner re-masks the
+target policy pi's fresh logits with the stored mask, so pi/mu compares two distributions over the same valid
+actions (an unmasked pi would put mass on actions mu could never take, and its entropy would count them).
 """
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 from easydict import EasyDict
 
-from ding_lite.torch_utils import epsilon_greedy, greedy_action, sample_action, tree_cat, tree_map
+from ding_lite.torch_utils import epsilon_greedy, greedy_action, mask_logits, sample_action, tree_cat, tree_map
 from ding_lite.torch_utils.tree import Tree, leading_dim, tree_leaves
 from ding_lite.utils import ConfigError, UserError
 
+from .action_mask import split_mask
 from .base_policy import Policy
 
 
@@ -151,6 +159,7 @@ class UnrollPolicy(Policy):
     def _init_collect(self) -> None:
         self._action_space = self._cfg.action_space
         self._nvec = self._cfg.model.action_shape if self._action_space == "multi_discrete" else None
+        self._mask_key = self._cfg.get("action_mask_key")  # None: the env gives no action mask
         # A recurrent core (policy.model.core): the state of every env, carried between calls (None: all zeros).
         self._recurrent = getattr(self._model, "core", None) is not None
         self._collect_state: Optional[torch.Tensor] = None
@@ -169,14 +178,27 @@ class UnrollPolicy(Policy):
         ``obs`` (N_env, *obs_shape) -> ``action`` (N_env, ...) and ``logit``."""
         if self._recurrent:
             return self._act_recurrent(obs, "collect", kwargs.get("core_state"))
+        obs, mask = self._split_mask(obs)
         logit = self._model(self._on_device(obs), mode="compute_actor")["logit"]
-        return {"action": sample_action(self._action_space, logit, self._nvec), "logit": logit}
+        return self._masked_output(logit, mask, sample_action(self._action_space, logit, self._nvec, mask))
+
+    def _split_mask(self, obs: Tree) -> Tuple[Tree, Optional[torch.Tensor]]:
+        """The observation without the action mask, and the mask (N, A) bool on the policy's device (or None)."""
+        obs, mask = split_mask(obs, self._mask_key, self._nvec)
+        return obs, None if mask is None else mask.to(self._device)
+
+    def _masked_output(self, logit: Any, mask: Optional[torch.Tensor], action: torch.Tensor) -> Dict[str, Any]:
+        """``action``, ``logit`` (masked: what the action was drawn from) and ``action_mask`` when there is one."""
+        if mask is None:
+            return {"action": action, "logit": logit}
+        return {"action": action, "logit": mask_logits(self._action_space, logit, mask), "action_mask": mask}
 
     def _act_recurrent(self, obs: Tree, which: str, core_state: Optional[torch.Tensor]) -> Dict[str, Any]:
         """One step of a recurrent model for collect or eval. ``core_state`` None: from the state this mode carries
         for the envs (zeros at the start), which is then replaced by the next one; a tensor (N, 2, H): from it, and
         the carried state is left alone (``predict``). Returns ``action``, ``logit``, ``core_state`` (the state the
         step was taken with: what an unroll stores) and, given ``core_state``, ``next_core_state``."""
+        obs, mask = self._split_mask(obs)
         obs = self._on_device(obs)
         carried = core_state is None
         if carried:
@@ -194,10 +216,10 @@ class UnrollPolicy(Policy):
             setattr(self, f"_{which}_state", next_state)
         logit = out["logit"]
         if which == "collect":
-            action = sample_action(self._action_space, logit, self._nvec)
+            action = sample_action(self._action_space, logit, self._nvec, mask)
         else:
-            action = self._greedy(logit)
-        out = {"action": action, "logit": logit, "core_state": core_state}
+            action = self._greedy(logit, mask)
+        out = {**self._masked_output(logit, mask, action), "core_state": core_state}
         if not carried:  # predict carries the state itself (collection would only move it to the host every step)
             out["next_core_state"] = next_state
         return out
@@ -213,8 +235,13 @@ class UnrollPolicy(Policy):
                             timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """The standard transition plus the behaviour policy's statistics mu(.|x_t) (logits, or ``{'mu', 'sigma'}``)
         for the importance ratios."""
+        if self._mask_key is not None:  # the mask travels as action_mask, not in the observations
+            obs = split_mask(obs, self._mask_key, check=False)[0]
+            timestep = {**timestep, "next_obs": split_mask(timestep["next_obs"], self._mask_key, check=False)[0]}
         transition = super()._process_transition(obs, policy_output, timestep)
         transition["logit"] = policy_output["logit"]
+        if "action_mask" in policy_output:
+            transition["action_mask"] = policy_output["action_mask"]
         if "core_state" in policy_output:  # a recurrent core: the state this step was taken with
             transition["core_state"] = policy_output["core_state"]
         return transition
@@ -246,13 +273,19 @@ class UnrollPolicy(Policy):
         carried state, or from ``core_state`` when given (see :meth:`_act_recurrent`)."""
         if self._recurrent:
             return self._act_recurrent(obs, "eval", core_state)
+        obs, mask = self._split_mask(obs)
         logit = self._model(self._on_device(obs), mode="compute_actor")["logit"]
-        return {"action": self._greedy(logit), "logit": logit}
+        return self._masked_output(logit, mask, self._greedy(logit, mask))
 
-    def _greedy(self, logit: Any) -> torch.Tensor:
-        action = greedy_action(self._action_space, logit, self._nvec)
+    def _greedy(self, logit: Any, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        action = greedy_action(self._action_space, logit, self._nvec, mask)
         if self._eval_epsilon > 0:
-            action = epsilon_greedy(action, self._nvec or [logit.shape[-1]], self._eval_epsilon)
+            if mask is None:
+                return epsilon_greedy(action, self._nvec or [logit.shape[-1]], self._eval_epsilon)
+            # a uniformly random *valid* action: a draw from equal logits under the mask
+            random = sample_action(self._action_space, torch.zeros_like(logit), self._nvec, mask)
+            explore = torch.rand(action.shape[0], device=action.device) < self._eval_epsilon
+            action = torch.where(explore.view(-1, *[1] * (action.dim() - 1)), random, action)
         return action
 
     def _forward_unroll(self, batch: UnrollBatch, mode: str = "compute_actor_critic") -> Dict[str, Any]:

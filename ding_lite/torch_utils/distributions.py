@@ -9,6 +9,12 @@ matching form:
 * ``'multi_discrete'``: one tensor of shape (..., sum(nvec)) holding the logits of H independent categorical heads
   side by side -> :class:`MultiCategorical`, whose actions are (..., H) integer tensors.
 
+Action masks (``mask``, optional everywhere; 'discrete' and 'multi_discrete' only): a bool tensor shaped like the
+logits, (..., A) or (..., sum(nvec)), True where the action is valid. :func:`mask_logits` puts the most negative
+finite float at the invalid entries (not -inf, whose softmax and entropy need care at every use), so a masked action
+gets probability exactly 0 (exp underflows) in sampling, greedy, ``log_prob`` and ``entropy`` (over the valid actions
+only: 0 * finite = 0), and no gradient reaches the masked logits.
+
 Argument validation is switched off everywhere: it costs time on every call and the learners feed well-formed
 tensors.
 """
@@ -17,7 +23,8 @@ from typing import Dict, Optional, Sequence, Union
 import torch
 from torch.distributions import Categorical, Distribution, Independent, Normal, kl_divergence, register_kl
 
-__all__ = ['ACTION_SPACES', 'MultiCategorical', 'kl', 'make_dist', 'sample_action', 'greedy_action', 'epsilon_greedy']
+__all__ = ['ACTION_SPACES', 'MultiCategorical', 'kl', 'make_dist', 'sample_action', 'greedy_action', 'epsilon_greedy',
+           'mask_logits']
 
 ACTION_SPACES = ('discrete', 'continuous', 'multi_discrete')
 
@@ -93,16 +100,32 @@ def kl(p: Distribution, q: Distribution) -> torch.Tensor:
     return kl_divergence(p, q)
 
 
-def make_dist(action_space: str, logit: Logit, nvec: Optional[Sequence[int]] = None) -> Distribution:
+def mask_logits(action_space: str, logit: Logit, mask: Optional[torch.Tensor]) -> Logit:
+    """``logit`` (..., A) or (..., sum(nvec)) with the entries where ``mask`` (same shape, bool) is False replaced
+    by the most negative finite float (module docstring); ``mask`` None: ``logit`` unchanged. A -inf logit at an
+    invalid entry is replaced too, so it never makes a NaN. Only discrete and multi-discrete logits take a mask."""
+    if mask is None:
+        return logit
+    if action_space not in ("discrete", "multi_discrete"):
+        raise ValueError(f"an action mask applies to discrete and multi_discrete actions, not {action_space!r}")
+    if mask.shape != logit.shape:
+        raise ValueError(f"action mask shape {tuple(mask.shape)} != logits shape {tuple(logit.shape)}")
+    return torch.where(mask.to(torch.bool), logit, torch.finfo(logit.dtype).min)
+
+
+def make_dist(action_space: str, logit: Logit, nvec: Optional[Sequence[int]] = None,
+              mask: Optional[torch.Tensor] = None) -> Distribution:
     """Build the policy's action distribution from a model's ``logit`` output.
 
     Arguments:
         - action_space: one of ``'discrete'``, ``'continuous'``, ``'multi_discrete'``.
         - logit: (..., A) tensor, ``{'mu': (..., D), 'sigma': (..., D)}`` or (..., sum(nvec)) tensor respectively.
         - nvec: the heads' sizes, only for ``'multi_discrete'``.
+        - mask: an optional action mask shaped like ``logit``, True where valid (:func:`mask_logits`).
     Returns:
         a distribution whose ``log_prob(action)`` and ``entropy()`` have shape (...).
     """
+    logit = mask_logits(action_space, logit, mask)
     if action_space == 'discrete':
         return Categorical(logits=logit, validate_args=False)
     if action_space == 'continuous':
@@ -122,10 +145,12 @@ def _gumbel_argmax(logits: torch.Tensor) -> torch.Tensor:
     return (logits - torch.empty_like(logits).exponential_().log()).argmax(dim=-1)
 
 
-def sample_action(action_space: str, logit: Logit, nvec: Optional[Sequence[int]] = None) -> torch.Tensor:
+def sample_action(action_space: str, logit: Logit, nvec: Optional[Sequence[int]] = None,
+                  mask: Optional[torch.Tensor] = None) -> torch.Tensor:
     """A stochastic (collection) action drawn without gradient: (...) long for ``'discrete'``, (..., D) float for
-    ``'continuous'`` (unsquashed, unclipped), (..., H) long for ``'multi_discrete'``."""
+    ``'continuous'`` (unsquashed, unclipped), (..., H) long for ``'multi_discrete'``; never a masked action."""
     with torch.no_grad():
+        logit = mask_logits(action_space, logit, mask)
         if action_space == 'discrete':
             return _gumbel_argmax(logit)
         if action_space == 'multi_discrete':
@@ -135,12 +160,14 @@ def sample_action(action_space: str, logit: Logit, nvec: Optional[Sequence[int]]
         return make_dist(action_space, logit, nvec).sample()
 
 
-def greedy_action(action_space: str, logit: Logit, nvec: Optional[Sequence[int]] = None) -> torch.Tensor:
-    """The deterministic (evaluation) action for a ``logit`` output.
+def greedy_action(action_space: str, logit: Logit, nvec: Optional[Sequence[int]] = None,
+                  mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """The deterministic (evaluation) action for a ``logit`` output (the most likely valid one under ``mask``).
 
     Returns: (...) long argmax for ``'discrete'``, the mean ``mu`` (..., D) for ``'continuous'``, and the
     per-head argmax (..., H) long for ``'multi_discrete'``.
     """
+    logit = mask_logits(action_space, logit, mask)
     if action_space == 'discrete':
         return logit.argmax(dim=-1)
     if action_space == 'continuous':

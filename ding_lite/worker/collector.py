@@ -12,8 +12,9 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 from ding_lite.envs import ActionAdapter, EnvSpec
-from ding_lite.envs.finite_check import FiniteCheck
+from ding_lite.envs.finite_check import FiniteCheck, env_name
 from ding_lite.envs.obs_space import obs_to_tensor, replace_final_obs
+from ding_lite.policy.action_mask import EmptyActionMask
 from ding_lite.policy.base_policy import CollectMode
 from ding_lite.torch_utils import tree_cat, tree_map, tree_stack
 from ding_lite.torch_utils.tree import leading_dim
@@ -83,7 +84,10 @@ class SampleCollector(Configurable):
 
         ``policy_kwargs`` go to the collect forward (e.g. ``random_action=True`` for a warm-up)."""
         obs = obs_to_tensor(self._obs)
-        output = self.policy.forward(obs, **policy_kwargs)
+        try:
+            output = self.policy.forward(obs, **policy_kwargs)
+        except EmptyActionMask as e:  # name the env and the step
+            raise e.where(env_name(self.env), "collector", self.envstep) from None
         next_obs, reward, terminated, truncated, info = self.env.step(self._env_action(output["action"]))
         self.envstep += self.num_envs
         done = terminated | truncated

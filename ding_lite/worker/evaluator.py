@@ -6,8 +6,9 @@ import gymnasium as gym
 import numpy as np
 from easydict import EasyDict
 
-from ding_lite.envs.finite_check import FiniteCheck
+from ding_lite.envs.finite_check import FiniteCheck, env_name
 from ding_lite.envs.obs_space import obs_to_tensor
+from ding_lite.policy.action_mask import EmptyActionMask
 from ding_lite.policy.base_policy import EvalMode
 from ding_lite.utils import Configurable, ConfigError, UserError
 
@@ -107,7 +108,10 @@ class Evaluator(Configurable):
         returns = []
         self.policy.reset(None)
         while (done_count < self.quota).any():
-            action = self._env_action(self.policy.forward(obs_to_tensor(obs))["action"])
+            try:
+                action = self._env_action(self.policy.forward(obs_to_tensor(obs))["action"])
+            except EmptyActionMask as e:  # name the env and the step
+                raise e.where(env_name(self.env), "evaluator", envstep) from None
             obs, reward, terminated, truncated, info = self.env.step(action)
             envstep += num_envs
             done = terminated | truncated

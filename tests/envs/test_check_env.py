@@ -337,8 +337,24 @@ def test_inconsistent_masks():
     assert "nowhere at step 3" in only(VanishingMaskEnv, "error", "mask", "after every reset and step").message
 
 
+class LegalKeyEnv(MaskedEnv):
+    """MaskedEnv with its mask under the key 'legal' (a run's env.action_mask_key='legal')."""
+
+    observation_space = gym.spaces.Dict(x=BOX, legal=gym.spaces.MultiBinary(4))
+
+    def obs(self) -> Any:
+        return {"x": GoodEnv.obs(self), "legal": self.allowed.copy()}
+
+
+def test_the_config_mask_key_is_the_one_looked_for():
+    """check_env(mask_key=...) is a config's env.action_mask_key: the random actions follow that key's mask (the
+    env raises on an invalid action); without it the key is not a mask and an invalid action crashes the env."""
+    assert not problems(check_env(LegalKeyEnv, steps=60, mask_key="legal"))
+    assert ("error", "crash") in problems(check_env(LegalKeyEnv, steps=60))
+
+
 # ---- ding_lite's own envs, MiniGrid, a config file ----------------------------------------------------------------
-@pytest.mark.parametrize("target", ["goal_grid", "moving_dot", "mixed_target", "blind_cliffwalk",
+@pytest.mark.parametrize("target", ["goal_grid", "wall_grid", "moving_dot", "mixed_target", "blind_cliffwalk",
                                     "ding_lite.envs.goal_grid:GoalGridEnv", "ALE/Pong-v5"])
 def test_own_envs_pass(target):
     if target.startswith("ALE/"):
