@@ -1,11 +1,14 @@
 """PPO on MuJoCo HalfCheetah-v5 (needs gymnasium's mujoco extra: ``pip install "gymnasium[mujoco]"``). A long run, not
 part of CI: the issue-47 benchmark trains 3 seeds for 300k env steps beside Tianshou's published PPO.
 
-The usual MuJoCo PPO settings (the PPO paper's, as CleanRL and Tianshou run them): 2,048 env steps per collection
-(8 envs x 256 steps), 10 epochs of 32 minibatches of 64 steps, learning rate 3e-4 annealed linearly to 0, gamma 0.99,
-GAE lambda 0.95, clip 0.2, no entropy bonus, gradient norm clipped at 0.5, separate [64, 64] tanh actor and critic,
-state-independent log std starting at 0 (std 1), observations normalised by running statistics. Not here: Tianshou's
-reward normalisation (ding_lite's PPO has none yet). Evaluation: 10 deterministic episodes every 5 collections.
+Tianshou's published MuJoCo PPO settings (examples/mujoco/mujoco_ppo.py, the runs its benchmark table reports):
+2,048 env steps per collection (8 envs x 256 steps), 10 epochs of 32 minibatches of 64 steps, learning rate 3e-4
+annealed linearly to 0, gamma 0.99, GAE lambda 0.95, clip 0.2, no entropy bonus, value loss weight 0.25, gradient norm
+clipped at 0.5, separate actor and critic of two 64-unit tanh layers, state-independent log std starting at -0.5,
+observations normalised by running statistics, value targets normalised by the running std of the returns
+(``value_norm``, Tianshou's rew_norm), no advantage normalisation. Not here: Tianshou's recomputation of the
+advantages before each epoch (ding_lite's PPO computes them once, at collection). Evaluation: 10 deterministic episodes
+every 5 collections.
 
 Run it:  ding_lite -m serial -c dizoo_configs/halfcheetah_ppo.py -s 0 --env-step 300000 --set torch_threads=1
 """
@@ -25,10 +28,10 @@ main_config = dict(
         model=dict(
             share_encoder=False,
             encoder_hidden_size_list=[64, 64],
-            actor_head_hidden_size=64,
-            critic_head_hidden_size=64,
+            actor_head_layer_num=0,  # the heads are single linear layers on the two 64-unit layers
+            critic_head_layer_num=0,
             activation="tanh",
-            init_sigma=1.0,
+            init_sigma=0.6065,  # exp(-0.5)
         ),
         learn=dict(
             batch_size=8,
@@ -38,8 +41,10 @@ main_config = dict(
             # 300k env steps are 146 collections of 2,048: the rate reaches 0 at the benchmark's budget.
             lr_scheduler=dict(type="linear", over="env_step", steps=300_000),
             clip_ratio=0.2,
-            value_weight=0.5,
+            value_weight=0.25,
             entropy_weight=0.0,
+            value_norm=True,
+            normalize_advantage=False,
             discount_factor=0.99,
             gae_lambda=0.95,
             learner=dict(hook=dict(log_show_after_iter=10)),

@@ -125,11 +125,10 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
     "policy.recompute_adv": "not supported: DI-engine's PPO recomputes the advantages with the current critic before "
                             "each epoch; ding_lite's ppo computes them once, at collection, with the critic that "
                             "collected (as the PPO paper and SB3 do); remove it",
-    "policy.learn.value_norm": "not supported: DI-engine's PPO normalises its value targets by a running std of the "
-                               "returns; ding_lite's ppo learns unnormalised values (to scale the rewards, list "
-                               "gymnasium.wrappers:NormalizeReward in env.wrappers); remove it",
-    "policy.learn.ppo_param_init": "not supported: DI-engine's orthogonal initialisation of the PPO model; ding_lite's "
-                                   "model keeps PyTorch's default initialisation; remove it",
+    "policy.learn.ppo_param_init": "not supported as a switch: ding_lite's models always initialise orthogonally "
+                                   "(gain sqrt(2), policy output layer 0.01), as DI-engine's ppo_param_init does, but "
+                                   "keep the Gaussian's log std at log(policy.model.init_sigma) where DI-engine sets "
+                                   "-0.5 (init_sigma=0.6065); remove it",
     "policy.nstep_return": "not supported: ding_lite's ppo's value targets are GAE's returns, not n-step returns; "
                            "remove it",
     "policy.learn.kl_beta": "not supported: DI-engine's KL penalty in the loss; ding_lite's ppo bounds the update by "
@@ -297,7 +296,6 @@ PORT_TODO: Dict[str, Any] = {
     "env.norm_obs": {"use_norm": False},
     "env.norm_reward": {"use_norm": False},
     "policy.recompute_adv": False,
-    "policy.learn.value_norm": False,
     "policy.learn.ppo_param_init": False,
     "policy.nstep_return": False,
     "policy.learn.kl_beta": 0.0,

@@ -13,7 +13,8 @@ units; this pass rewrites those before the key-by-key walk of ``port.py`` (which
 * DI-engine always clips the value loss with ``clip_ratio`` (ppo_value_error, use_value_clip=True): the port sets
   ``learn.value_clip`` to it; its defaults that differ from ding_lite's (``DEFAULTS``) are written where unset.
 
-Its keys with no ding_lite counterpart (value_norm, recompute_adv, ppo_param_init, ...) are compat table entries,
+``learn.value_norm`` means the same in both (the critic learns the returns divided by their running std) and
+keeps its name. Its keys with no ding_lite counterpart (recompute_adv, ppo_param_init, ...) are compat table entries,
 ported by the walk like any other. ``learn.lr_scheduler=dict(epoch_num, min_lr_lambda)`` is kept: ding_lite reads
 that form as DI-engine steps it (a linear decay per learner iteration, ding_lite/torch_utils/lr_schedule.py).
 """
@@ -34,14 +35,15 @@ RENAMES = {
     "policy.collect.gae_lambda": "policy.learn.gae_lambda",
 }
 # DI-engine's PPO defaults that ding_lite's ppo cannot follow (compat.MAIN_CONFIG_KEYS says why, per key).
-UNFOLLOWED_DEFAULTS = {"policy.recompute_adv": True, "policy.learn.value_norm": True,
-                       "policy.learn.ppo_param_init": True}
+UNFOLLOWED_DEFAULTS = {"policy.recompute_adv": True, "policy.learn.ppo_param_init": True}
 # ding_lite path -> (DI-engine's default, its key): written when the DI-engine config leaves the key unset.
 DEFAULTS = {
     "policy.learn.epochs": (10, "learn.epoch_per_collect"),
     "policy.learn.minibatch_size": (64, "learn.batch_size"),
     "policy.learn.learning_rate": (3e-4, "learn.learning_rate"),
     "policy.learn.entropy_weight": (0.0, "learn.entropy_weight"),
+    # the same running std of the returns (scale only) in both; DI-engine's default is on
+    "policy.learn.value_norm": (True, "learn.value_norm"),
 }
 DI_ENGINE_CLIP_RATIO = 0.2
 

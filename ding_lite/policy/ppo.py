@@ -36,6 +36,7 @@ from easydict import EasyDict
 
 from ding_lite.rl_utils.ppo import gae, ppo_policy_loss, ppo_value_loss
 from ding_lite.torch_utils import GradClipper, adam_step, make_dist, make_optimizer, sample_action, tree_map
+from ding_lite.torch_utils.return_scale import ReturnScale
 from ding_lite.torch_utils.tree import leading_dim
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
@@ -83,6 +84,10 @@ class PPOPolicy(UnrollPolicy):
             gae_lambda=0.95,
             # (bool) Normalise the advantages of each minibatch to mean 0 and std 1.
             normalize_advantage=True,
+            # (bool) Value normalisation (Tianshou's rew_norm, DI-engine's value_norm): the critic learns the returns
+            # divided by their running std, so the value loss has the same scale whatever the rewards'. The std is
+            # kept with the model (model.return_scale) and updated after each update from its batch's returns.
+            value_norm=False,
             # (float) None: every epoch runs. A number: stop the remaining epochs of a batch once an epoch's mean
             # approximate KL(pi_old || pi) exceeds it.
             target_kl=None,
@@ -134,6 +139,18 @@ class PPOPolicy(UnrollPolicy):
     def default_model(self) -> Tuple[str, List[str]]:
         return "vac", ["ding_lite.model.vac"]
 
+    def _setup_model(self) -> None:
+        """``learn.value_norm``: attach ``model.return_scale`` (a copy of a model set up here keeps its own), so the
+        collectors scale values as the learner does and checkpoints keep the statistics."""
+        super()._setup_model()
+        if self._cfg.learn.value_norm and getattr(self._model, "return_scale", None) is None:
+            self._model.add_module("return_scale", ReturnScale().to(self._device))
+        self._return_scale = self._model.return_scale if self._cfg.learn.value_norm else None
+
+    def _value_scale(self) -> torch.Tensor:
+        """What turns the critic's outputs into reward units: sigma_R with ``value_norm``, else 1 (0-dim, CPU)."""
+        return torch.ones(()) if self._return_scale is None else self._return_scale.scale().cpu()
+
     # ---- collect -----------------------------------------------------------------------------------------------
     @torch.no_grad()
     def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> Dict[str, Any]:
@@ -157,16 +174,19 @@ class PPOPolicy(UnrollPolicy):
 
         GAE reads the value after step t only where its trace is cut without a termination: the true final
         observation of a truncated step, and x_T after the last step. Only those rows of ``next_obs`` go through the
-        critic, in one batch."""
+        critic, in one batch. With ``value_norm`` the critic's outputs are scaled to reward units for GAE (``value``
+        stays as the critic gave it; ``return`` is in reward units, scaled down at the learner)."""
         reward, terminated, truncated = segment["reward"], segment["terminated"], segment["truncated"]
+        scale = self._value_scale()
         read = truncated & ~terminated
         read[-1] = ~terminated[-1]
         t, n = read.nonzero(as_tuple=True)
         next_obs = tree_map(lambda x: x[t, n], segment["next_obs"])
         next_values = torch.zeros_like(reward)
         next_values[t, n] = self._model(self._on_device(next_obs), mode="compute_critic")["value"].cpu()
-        advantages, returns = gae(reward, segment["value"], next_values, terminated=terminated, truncated=truncated,
-                                  gamma=self._cfg.learn.discount_factor, lambda_=self._cfg.learn.gae_lambda)
+        advantages, returns = gae(reward, segment["value"] * scale, next_values * scale, terminated=terminated,
+                                  truncated=truncated, gamma=self._cfg.learn.discount_factor,
+                                  lambda_=self._cfg.learn.gae_lambda)
         logp = make_dist(self._action_space, segment["logit"], self._nvec).log_prob(segment["action"])
         sample = {"obs": segment["obs"], "action": segment["action"], "logp": logp, "value": segment["value"],
                   "advantage": advantages, "return": returns}
@@ -198,6 +218,9 @@ class PPOPolicy(UnrollPolicy):
         learn = self._cfg.learn
         steps = tree_map(lambda x: x.to(self._device, non_blocking=True).flatten(0, 1), data)  # (B*T, ...)
         steps["obs"] = self._normalized(steps["obs"])
+        returns = steps["return"]  # reward units
+        if self._return_scale is not None:  # the scale the collector acted with: it changes after this update
+            steps["return"] = returns / self._return_scale.scale()
         n = leading_dim(steps["obs"])
         n_minibatches = math.ceil(n / learn.minibatch_size)
         stats: List[Dict[str, torch.Tensor]] = []
@@ -214,9 +237,14 @@ class PPOPolicy(UnrollPolicy):
         for obs in self._pending_obs:  # the statistics the next collection acts with
             super().update_obs_stats({"obs": obs})
         self._pending_obs.clear()
+        if self._return_scale is not None:
+            self._return_scale.update(returns)
         means = {key: torch.stack([s[key] for s in stats]).mean() for key in UPDATE_STATS}
-        return {"cur_lr": self._optimizer.param_groups[0]["lr"], **means, "epochs": epochs,
+        info = {"cur_lr": self._optimizer.param_groups[0]["lr"], **means, "epochs": epochs,
                 "explained_variance": explained_variance(steps["value"], steps["return"])}
+        if self._return_scale is not None:
+            info["return_scale"] = self._return_scale.scale()
+        return info
 
     def _update(self, mb: Dict[str, Any]) -> Dict[str, torch.Tensor]:
         """One gradient step on a minibatch of steps (leaves (M, ...)); its detached loss terms and diagnostics."""
@@ -240,7 +268,7 @@ class PPOPolicy(UnrollPolicy):
 
     def _monitor_vars_learn(self) -> List[str]:
         return super()._monitor_vars_learn() + [k for k in UPDATE_STATS if k != "total_loss"] + [
-            "epochs", "explained_variance"]
+            "epochs", "explained_variance"] + (["return_scale"] if self._cfg.learn.value_norm else [])
 
 
 def explained_variance(values: torch.Tensor, returns: torch.Tensor) -> torch.Tensor:

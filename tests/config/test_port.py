@@ -50,13 +50,15 @@ EXPECTED = {
          "removed policy.collect.unroll_len: DI-engine's PPO samples are single steps",
          "set policy.unroll_len=32: DI-engine's PPO collects n_sample=256 env steps per collection, 32 per env",
          "set policy.learn.value_clip=0.2: DI-engine's PPO always clips the value loss with clip_ratio",
-         "note: DI-engine's PPO defaults recompute_adv=True, value_norm=True, ppo_param_init=True",
+         "set policy.learn.value_norm=True: DI-engine's default of learn.value_norm",
+         "note: DI-engine's PPO defaults recompute_adv=True, ppo_param_init=True",
          "changed env.stop_value 195 -> 475"],
         {"env.env_id": "CartPole-v1", "env.stop_value": 475, "policy.type": "ppo", "policy.unroll_len": 32,
          "policy.collect.n_sample": 8, "policy.learn.batch_size": 8, "policy.other.replay_buffer.replay_buffer_size": 8,
          "policy.learn.epochs": 2, "policy.learn.minibatch_size": 64, "policy.learn.discount_factor": 0.9,
          "policy.learn.gae_lambda": 0.95, "policy.learn.value_clip": 0.2, "policy.learn.entropy_weight": 0.01,
          "policy.learn.learning_rate": 0.001, "policy.model.encoder_hidden_size_list": [64, 64, 128],
+         "policy.learn.value_norm": True,
          "policy.other.replay_buffer.max_use": 1}),
 }
 
@@ -244,7 +246,7 @@ def test_ppo_keys_without_a_counterpart_are_todos_or_removed_when_off():
                                                                                            min_lr_lambda=0.1)),
                             collect=dict(n_sample=250, unroll_len=1)))
     port = port_config(main, dict(policy=dict(type="ppo")))
-    assert [t.split(":")[0] for t in port.todos] == ["policy.recompute_adv=True", "policy.learn.value_norm=True"]
+    assert [t.split(":")[0] for t in port.todos] == ["policy.recompute_adv=True"]
     assert any("ppo_param_init" in c for c in port.changes) and any("kl_type" in c for c in port.changes)
     plain = port.main.to_plain()
     assert plain["policy"]["unroll_len"] == 63 and plain["policy"]["collect"] == {"n_sample": 4}
@@ -252,5 +254,6 @@ def test_ppo_keys_without_a_counterpart_are_todos_or_removed_when_off():
     assert (learn["epochs"], learn["minibatch_size"], learn["learning_rate"], learn["entropy_weight"]) == (
         10, 64, 3e-4, 0.0)  # DI-engine's defaults
     assert learn["batch_size"] == 4 and learn["value_clip"] == 0.2
+    assert learn["value_norm"] is True  # the same option in both: kept
     assert learn["lr_scheduler"] == dict(epoch_num=10, min_lr_lambda=0.1)
     compile_config(plain, port.create.to_plain())

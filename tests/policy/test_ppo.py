@@ -271,3 +271,57 @@ def test_learning_rate_follows_the_schedule():
     policy = PPOPolicy(cfg.policy)
     policy.learn_mode.set_counters(2, 0)
     assert policy.learn_mode.forward(random_batch(2, 8))["cur_lr"] == pytest.approx(0.005)
+
+
+# ------------------------------------------------------------------------------------------ value normalisation
+def test_value_norm_scales_values_for_gae_and_targets_at_the_learner():
+    """learn.value_norm: GAE runs on the critic's outputs times sigma_R (reward units); the learner trains V on
+    return / sigma_R with the sigma_R the collector used, then merges the batch's returns (reward units) into it."""
+    gamma, lam = 0.9, 0.8
+    critic = SumCritic()
+    policy = make_policy(model=critic, enable_field=("collect",), discount_factor=gamma, gae_lambda=lam,
+                         value_norm=True)
+    scale = critic.return_scale
+    scale.update(torch.tensor([0.0, 6.0]))  # Var = 9: sigma_R = 3
+    torch.testing.assert_close(scale.scale(), torch.tensor(3.0))
+    T, N = 3, 2
+    g = torch.Generator().manual_seed(2)
+    obs, next_obs = torch.randn(T, N, 1, generator=g), torch.randn(T, N, 1, generator=g)
+    terminated = torch.zeros(T, N, dtype=torch.bool)
+    truncated = torch.zeros(T, N, dtype=torch.bool)
+    truncated[0, 1] = True
+    reward = torch.randn(T, N, generator=g)
+    segment = {"obs": obs, "next_obs": torch.cat([obs[1:], next_obs[-1:]]).index_put_((torch.tensor([0]),
+               torch.tensor([1])), next_obs[0, 1:2]), "action": torch.zeros(T, N, dtype=torch.long),
+               "reward": reward, "terminated": terminated, "truncated": truncated, "logit": torch.zeros(T, N, 2),
+               "value": obs.sum(-1)}
+    sample = policy.collect_mode.get_train_sample(segment)
+    value, after = obs.sum(-1), segment["next_obs"].sum(-1)
+    for n in range(N):  # the reference in reward units: every critic output times 3
+        want = reference_gae(reward[:, n].tolist(), (3 * value[:, n]).tolist(), (3 * after[:, n]).tolist(),
+                             terminated[:, n].tolist(), truncated[:, n].tolist(), gamma, lam)
+        torch.testing.assert_close(sample["advantage"][n], torch.tensor(want))
+    torch.testing.assert_close(sample["return"], sample["advantage"] + 3 * value.T)  # reward units
+    assert torch.equal(sample["value"], value.T)  # as the critic gave it
+
+    learner = make_policy(value_norm=True, normalize_advantage=False)
+    learner._model.return_scale.update(torch.tensor([0.0, 6.0]))
+    batch = random_batch(4, 8)
+    seen = []
+    update = learner._update
+    learner._update = lambda mb: (seen.append(mb["return"].clone()), update(mb))[1]
+    info = learner.learn_mode.forward(batch)
+    assert sorted(torch.cat(seen[:len(seen) // learner._cfg.learn.epochs]).tolist()) == pytest.approx(
+        sorted((batch["return"].flatten() / 3).tolist()))  # the targets the critic trains on: return / 3
+    pooled = torch.cat([torch.tensor([0.0, 6.0]), batch["return"].flatten()]).double()
+    torch.testing.assert_close(info["return_scale"], pooled.var(correction=0).add(1e-8).sqrt().float())
+    assert "return_scale" in learner._monitor_vars_learn()
+
+
+def test_value_norm_statistics_travel_with_the_weights():
+    """sigma_R is model state: a second policy loading the state dict (a collector, -m eval, a resume) scales alike."""
+    a, b = make_policy(value_norm=True, seed=0), make_policy(value_norm=True, seed=1)
+    a._model.return_scale.update(torch.tensor([1.0, 5.0, 9.0]))
+    b._model.load_state_dict(a._model.state_dict())
+    torch.testing.assert_close(b._model.return_scale.scale(), a._model.return_scale.scale())
+    assert "return_scale" not in dict(make_policy()._model.named_children())  # off by default: no extra state
