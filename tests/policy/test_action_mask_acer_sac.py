@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 import torch
 
+from ding_lite.config import compile_config
 from ding_lite.data import ReplayBuffer
-from ding_lite.entry.build import build, compile_input
+from ding_lite.entry.build import build, compile_input, resolve_env_spaces
+from ding_lite.envs import EnvSpec
 from ding_lite.envs.wall_grid import WallGridEnv
 from ding_lite.policy.acer import ACERPolicy
 from ding_lite.utils import ConfigError
@@ -186,9 +188,6 @@ def test_sac_learning_keeps_acting_valid(make):
 
 
 def test_sac_refuses_a_mask_on_continuous_actions():
-    from ding_lite.entry.build import resolve_env_spaces
-    from ding_lite.envs import EnvSpec
-    from ding_lite.config import compile_config
     env = WallGridEnv()
     cfg = compile_config((dict(exp_name="x", env=dict()), dict(env=dict(type="wall_grid"), policy=dict(type="sac"))))
     box = gym.spaces.Box(-1, 1, (2,), np.float32)
@@ -197,9 +196,6 @@ def test_sac_refuses_a_mask_on_continuous_actions():
 
 
 def test_a_policy_without_mask_support_is_refused(monkeypatch):
-    from ding_lite.entry.build import resolve_env_spaces
-    from ding_lite.envs import EnvSpec
-    from ding_lite.config import compile_config
     monkeypatch.setattr(ACERPolicy, "supports_action_mask", False)
     env = WallGridEnv()
     cfg = compile_config((dict(exp_name="x", env=dict()), dict(env=dict(type="wall_grid"), policy=dict(type="acer"))))
