@@ -65,8 +65,9 @@ def resolve_action_mask(cfg: EasyDict, spec: EnvSpec) -> EnvSpec:
     policy = cfg.policy
     if not getattr(POLICY_REGISTRY.get(policy.type), "supports_action_mask", False):
         raise ConfigError(f"env '{env}' gives an action mask (obs[{key!r}], env.action_mask_key) and policy "
-                          f"'{policy.type}' does not support action masks yet (IMPALA, APPO and PPO do); use one of "
-                          f"those, or set env.action_mask_key='' to feed the mask to the model as an observation")
+                          f"'{policy.type}' does not support action masks (IMPALA, APPO, PPO, ACER and discrete SAC "
+                          f"do); use one of those, or set env.action_mask_key='' to feed the mask to the model as an "
+                          f"observation")
     if spec.action_space_type not in ("discrete", "multi_discrete"):
         raise ConfigError(f"env '{env}' gives an action mask (obs[{key!r}], env.action_mask_key) but its action "
                           f"space is {spec.action_space_type}; masks apply to Discrete and MultiDiscrete actions: set "

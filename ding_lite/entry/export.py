@@ -109,9 +109,11 @@ class DeployModule(nn.Module):
             obs = norm(obs)
         dist: List[torch.Tensor] = []
         if self.sac:
-            action = self.sac_actions.act(obs, deterministic=True)
+            action = self.sac_actions.act(obs, True) if mask is None else self.sac_actions.act(obs, True, mask)
             if self.with_dist and getattr(self.model, "actor", True) is not False:
                 out = self.model.compute_actor(obs)
+                if mask is not None:  # discrete SAC's logits, masked as the action was chosen
+                    out = {**out, "logit": mask_logits(self.space, out["logit"], mask)}
                 dist = [out[k] for k in sorted(out)]
         else:
             model_out = (self.model(obs, mode="compute_actor") if core_state is None

@@ -16,6 +16,13 @@ pi). One update on a batch of B unrolls, time-major (T, B):
 
 The math lives in :mod:`ding_lite.rl_utils.acer`; this module builds its inputs. Collection, train samples and the
 episode-end convention are those of every unroll policy (:mod:`ding_lite.policy.unroll_policy`).
+
+Action masks (``env.action_mask_key``, discrete actions): acting samples under the mask and stores it with the
+behaviour logits already masked, as every unroll policy does; ACER also stores the mask of each step's next
+observation (``next_action_mask``), since V(x) = sum_a pi(a|x) Q(x, a) of x_T and of a truncated episode's final
+observation sums over that state's valid actions. The learner re-masks pi and the average policy with the stored
+masks: the ratios rho and the trace c compare masked pi and mu, and the bias correction, the trust region's g and k
+and the entropy are exactly 0 at masked actions (:mod:`ding_lite.rl_utils.acer`).
 """
 from typing import Any, Dict, List, Tuple
 
@@ -25,8 +32,10 @@ from easydict import EasyDict
 
 from ding_lite.rl_utils import acer as A
 from ding_lite.torch_utils import GradClipper, make_optimizer, polyak_update
+from ding_lite.torch_utils.tree import leading_dim
 from ding_lite.utils import POLICY_REGISTRY, ConfigError, UserError
 
+from .action_mask import split_mask
 from .checks import check_optimizer, check_positive
 from .unroll_policy import UnrollBatch, UnrollPolicy
 
@@ -39,6 +48,7 @@ class ACERPolicy(UnrollPolicy):
 
     # policy.priority: an unroll's priority is its mean |Q_ret - Q| over T; IS weights scale the critic's loss.
     supports_priority = True
+    supports_action_mask = True
     _is_weight = None
 
     config = dict(
@@ -186,23 +196,34 @@ class ACERPolicy(UnrollPolicy):
         T, B, data = batch.T, batch.B, batch.data
         out = self._model(batch.model_in, mode="compute_actor_critic", **self._replay_kwargs(batch))
         logits_all, q_all = out["logit"], out["q_value"]
+        rows_mask, mask = self._row_masks(batch, leading_dim(logits_all)), data.get("action_mask")  # None: unmasked
+        if rows_mask is not None:  # the most negative finite float at masked actions: no gradient reaches them
+            logits_all = torch.where(rows_mask, logits_all, torch.finfo(logits_all.dtype).min)
         logits, q_values = batch.steps(logits_all), batch.steps(q_all)  # (T, B, A)
-        action, behaviour = data["action"], data["logit"]
+        action, behaviour = data["action"], data["logit"]  # mu's logits stored masked
         log_pi = F.log_softmax(logits, -1)  # (T, B, A), with gradient: the ratios' and the policy loss's
         with torch.no_grad():
-            v_all = A.acer_state_values(logits_all, q_all)
+            v_all = A.acer_state_values(logits_all, q_all, rows_mask)  # over each row's valid actions
             values = batch.steps(v_all)
             q_taken = q_values.gather(-1, action.unsqueeze(-1)).squeeze(-1)
             log_mu = F.log_softmax(behaviour, -1)
             rho = (log_pi - log_mu).gather(-1, action.unsqueeze(-1)).squeeze(-1).exp()
             q_ret, q_pg = self._targets(data, q_taken, values, batch.next_values(v_all), rho)
             avg_logits = avg_logits.view(T, B, -1)
-            kl = (F.softmax(avg_logits, -1) * (F.log_softmax(avg_logits, -1) - log_pi)).sum(-1).mean()
+            if mask is not None:
+                avg_logits = torch.where(mask, avg_logits, torch.finfo(avg_logits.dtype).min)
+            log_avg = F.log_softmax(avg_logits, -1)
+            kl_terms = log_avg.exp() * (log_avg - log_pi)
+            kl = (kl_terms if mask is None else kl_terms.masked_fill(~mask, 0.0)).sum(-1).mean()
         loss = A.acer_policy_loss_discrete(log_pi, log_mu, action, q_values, q_pg, self._cfg.learn.c_clip_ratio,
-                                           values, normalized=True)
-        k = [A.acer_kl_grad_categorical(avg_logits, logits)] if self._cfg.learn.trust_region else []
-        policy_loss, active = self._policy_loss(loss, [logits], k)
-        entropy = torch.distributions.Categorical(logits=logits, validate_args=False).entropy().mean()
+                                           values, normalized=True, mask=mask)
+        k = [A.acer_kl_grad_categorical(avg_logits, logits, mask)] if self._cfg.learn.trust_region else []
+        # the trust region's statistics: the logits, a constant 0 at masked actions (where g and k are exactly 0)
+        policy_loss, active = self._policy_loss(loss, [logits if mask is None else logits.masked_fill(~mask, 0.0)], k)
+        if mask is None:
+            entropy = torch.distributions.Categorical(logits=logits, validate_args=False).entropy().mean()
+        else:  # over the valid actions only
+            entropy = (-log_pi.exp() * log_pi).masked_fill(~mask, 0.0).sum(-1).mean()
         critic_loss = self._critic_mean(A.acer_critic_loss_discrete(q_values, action, q_ret))
         return dict(**self._priority(q_ret, q_taken), policy_loss=policy_loss, critic_loss=critic_loss,
                     entropy=entropy, rho_mean=rho.mean(),
@@ -255,6 +276,23 @@ class ACERPolicy(UnrollPolicy):
                     q_ret_mean=q_ret.mean(), acer_loss=loss.loss.mean().detach(),
                     correction_loss=loss.correction_loss.mean().detach(), sigma_mean=sigma.mean().detach())
 
+    def _row_masks(self, batch: UnrollBatch, rows: int) -> Any:
+        """The action mask (rows, A) bool of every row of ``batch.model_in``, or None without masks: the steps'
+        ``action_mask``, then x_T's and the true final observations' from ``next_action_mask`` (a terminal
+        observation's may allow nothing: its value is never read)."""
+        data = batch.data
+        if "action_mask" not in data:
+            return None
+        T, B = batch.T, batch.B
+        steps, after = data["action_mask"].reshape(T * B, -1), data["next_action_mask"]
+        out = steps.new_ones(rows, steps.shape[-1])
+        out[:T * B] = steps
+        out[T * B:T * B + B] = after[-1]
+        finals = after.reshape(T * B, -1).index_select(0, batch.boot_index)  # (K, A), (t, b) row-major
+        at = batch.final_index if batch.final_index is not None else \
+            torch.arange(T * B + B, T * B + B + finals.shape[0], device=out.device)
+        return out.index_copy_(0, at, finals)
+
     def _replay_kwargs(self, batch: UnrollBatch, steps_only: bool = False) -> Dict[str, Any]:
         """A recurrent core (policy.model.core): the model's arguments that replay the unrolls from their stored
         initial states with resets at episode ends (``steps_only``: the T*B step rows only); else none."""
@@ -298,6 +336,15 @@ class ACERPolicy(UnrollPolicy):
         self._optimizer_critic.load_state_dict(state["optimizer_critic"])
 
     # ---- collect / eval ----------------------------------------------------------------------------------------
+    def _process_transition(self, obs: Any, policy_output: Dict[str, Any],
+                            timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """The unroll policy's transition, plus with an action mask ``next_action_mask``: the mask of ``next_obs``
+        (the true final observation where an episode ended), for V(x_T) and V(final_obs) (module docstring)."""
+        transition = super()._process_transition(obs, policy_output, timestep)
+        if "action_mask" in transition:
+            transition["next_action_mask"] = split_mask(timestep["next_obs"], self._mask_key, check=False)[1]
+        return transition
+
     def _init_collect(self) -> None:
         super()._init_collect()
         if self._action_space not in ("discrete", "continuous"):

@@ -4,7 +4,8 @@ An env gives the mask as the ``policy.action_mask_key`` entry of its Dict observ
 from ``env.action_mask_key``; the env checker's conventions, :mod:`ding_lite.envs.check_mask`): (N, n) for a
 Discrete action space, (N, sum(nvec)) for MultiDiscrete, or a Tuple of one (N, nvec[h]) mask per head (a dict
 ``{'0': ..., '1': ...}`` as a tensor tree), which is concatenated. The mask is stored in transitions and unrolls as
-``action_mask`` (bool, shaped like the logits), so the learner masks the target policy with the mask the actor used.
+``action_mask`` (bool, shaped like the logits), so the learner masks the target policy with the mask the actor used;
+ACER and discrete SAC also store ``next_action_mask``, the next observation's, for the values they bootstrap from.
 """
 from typing import Any, List, Optional, Tuple
 

@@ -39,6 +39,8 @@ Conventions of this module:
 
 * Time-major tensors: (T, B) per step, (T, B, A) for per-action statistics, (T, B, D) for continuous actions.
 * Targets (Q_ret, Q_opc, V_target) and trust-region directions are returned detached: they are constants.
+* Action masks (categorical policies, ``mask`` (..., A) bool, True where valid): pi, mu and V over the valid actions
+  only; a masked action contributes exactly 0 to every sum and gradient (no 0 * log 0, no Q of a masked action).
 * Every ``*_loss`` returned here is per step, (T, B), and is to be **minimised**; the caller reduces it (mean or
   weighted mean). ``grad`` fields are gradients of the **objective** (minus the loss) w.r.t. the statistics, the
   ``g`` of the paper, per sample.
@@ -201,12 +203,23 @@ def acer_q_opc_targets(
     return acer_retrace_targets(rewards, q_taken, values, torch.ones_like(rewards), discounts, bootstrap)
 
 
-def acer_state_values(logits: torch.Tensor, q_values: torch.Tensor) -> torch.Tensor:
-    """V(x) = sum_a pi(a|x) Q(x, a) for a categorical policy: (T, B, A) logits and Q values -> (T, B).
+def acer_state_values(logits: torch.Tensor, q_values: torch.Tensor, mask: Optional[torch.Tensor] = None
+                      ) -> torch.Tensor:
+    """V(x) = sum_a pi(a|x) Q(x, a) for a categorical policy: (..., A) logits and Q values -> (...).
 
-    Differentiable w.r.t. both inputs; detach it where it serves as a baseline or a target input.
+    ``mask`` (..., A) bool, True where the action is valid: the sum runs over the valid actions only, pi the softmax
+    over them (the Q of a masked action, never trained, never enters; a row that allows nothing, a terminal
+    observation's, gives 0). Differentiable w.r.t. both inputs; detach it where it serves as a baseline or a target.
     """
-    return (torch.softmax(logits, dim=-1) * q_values).sum(dim=-1)
+    if mask is None:
+        return (torch.softmax(logits, dim=-1) * q_values).sum(dim=-1)
+    pi = torch.softmax(_masked(logits, mask), dim=-1).masked_fill(~mask, 0.0)
+    return (pi * q_values.masked_fill(~mask, 0.0)).sum(dim=-1)
+
+
+def _masked(logits: torch.Tensor, mask: Optional[torch.Tensor]) -> torch.Tensor:
+    """Logits with the most negative finite float where ``mask`` is False (``torch_utils.mask_logits``)."""
+    return logits if mask is None else torch.where(mask, logits, torch.finfo(logits.dtype).min)
 
 
 # ------------------------------------------------------------------------------------------------------ policy losses
@@ -230,6 +243,7 @@ def acer_policy_loss_discrete(
         c_clip: Optional[float] = 10.0,
         values: Optional[torch.Tensor] = None,
         normalized: bool = False,
+        mask: Optional[torch.Tensor] = None,
 ) -> AcerPolicyLoss:
     """ACER policy loss for a categorical policy: truncated importance sampling plus the exact bias correction.
 
@@ -251,6 +265,10 @@ def acer_policy_loss_discrete(
         - values: (T, B) V_t; None: computed as sum_a pi(a) Q(x_t, a) from ``logits`` and ``q_values``.
         - normalized: ``logits`` and ``behaviour_logits`` are already log-probabilities (``log_softmax`` outputs,
           e.g. the caller's, who needed them for the ratios): they are used as they are, not normalised again.
+        - mask: (T, B, A) bool action mask, True where valid (the taken actions are). pi and mu are then the
+          softmaxes over the valid actions (masked logits become the most negative finite float), the correction
+          sums over the valid actions only and ``grad`` is exactly 0 at the masked ones; ``values`` default to V over
+          the valid actions.
     Returns:
         ``AcerPolicyLoss(loss, truncated_loss, correction_loss, grad)``: three (T, B) per-step losses to minimise
         (loss = truncated_loss + correction_loss) and ``grad`` (T, B, A), detached: g of the paper, the gradient of
@@ -263,21 +281,26 @@ def acer_policy_loss_discrete(
         raise ValueError('logits, behaviour_logits and q_values must be (T, B, A)')
     if actions.shape != logits.shape[:-1] or q_targets.shape != logits.shape[:-1]:
         raise ValueError('actions and q_targets must be (T, B)')
-    log_pi = logits if normalized else F.log_softmax(logits, dim=-1)
+    log_pi = logits if normalized else F.log_softmax(_masked(logits, mask), dim=-1)
     idx = actions.long().unsqueeze(-1)
     with torch.no_grad():
-        pi = log_pi.exp()
-        q_values = q_values.detach()
-        v = (pi * q_values).sum(-1) if values is None else values.detach()
         log_mu = behaviour_logits.detach()
-        log_rhos = log_pi - (log_mu if normalized else F.log_softmax(log_mu, dim=-1))
+        log_mu = log_mu if normalized else F.log_softmax(_masked(log_mu, mask), dim=-1)
+        q_values = q_values.detach()
+        if mask is not None:  # every masked entry an exact 0 (no 0 * huge, no Q of a masked action)
+            log_mu, q_values = log_mu.masked_fill(~mask, 0.0), q_values.masked_fill(~mask, 0.0)
+        pi = log_pi.exp() if mask is None else log_pi.exp().masked_fill(~mask, 0.0)
+        v = (pi * q_values).sum(-1) if values is None else values.detach()
+        log_rhos = log_pi - log_mu if mask is None else (log_pi - log_mu).masked_fill(~mask, 0.0)
         w_trunc_all, w_corr = _truncation_weights(log_rhos, c_clip)
         w_trunc = w_trunc_all.gather(-1, idx).squeeze(-1)
         coef_taken = w_trunc * (q_targets.detach() - v)  # (T, B)
-        coef_all = pi * w_corr * (q_values - v.unsqueeze(-1))  # (T, B, A), u of the docstring
+        coef_all = pi * w_corr * (q_values - v.unsqueeze(-1))  # (T, B, A), u of the docstring (0 where masked)
         grad = coef_all - coef_all.sum(-1, keepdim=True) * pi
         grad.scatter_add_(-1, idx, coef_taken.unsqueeze(-1))
         grad -= coef_taken.unsqueeze(-1) * pi
+    if mask is not None:  # log pi of a masked action: a constant 0 here (its weight is 0), not the huge negative
+        log_pi = log_pi.masked_fill(~mask, 0.0)
     truncated_loss = -coef_taken * log_pi.gather(-1, idx).squeeze(-1)
     correction_loss = -(coef_all * log_pi).sum(-1)
     return AcerPolicyLoss(truncated_loss + correction_loss, truncated_loss, correction_loss, grad)
@@ -361,14 +384,17 @@ def acer_policy_loss_continuous(
 
 
 # ------------------------------------------------------------------------------------------------------ trust region
-def acer_kl_grad_categorical(avg_logits: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+def acer_kl_grad_categorical(avg_logits: torch.Tensor, logits: torch.Tensor,
+                             mask: Optional[torch.Tensor] = None) -> torch.Tensor:
     """k = d KL(pi_avg || pi) / d logits = pi - pi_avg, (T, B, A), detached.
 
     KL(pi_avg || pi) = sum_a pi_avg(a) (log pi_avg(a) - log pi(a)) with pi = softmax(logits); since
-    d log pi(a) / d logits = e_a - pi, the gradient is -pi_avg + pi sum_a pi_avg(a) = pi - pi_avg.
+    d log pi(a) / d logits = e_a - pi, the gradient is -pi_avg + pi sum_a pi_avg(a) = pi - pi_avg. ``mask`` (T, B, A)
+    bool: both policies are the softmaxes over the valid actions, and k is exactly 0 at the masked ones.
     """
     with torch.no_grad():
-        return torch.softmax(logits, dim=-1) - torch.softmax(avg_logits, dim=-1)
+        k = torch.softmax(_masked(logits, mask), dim=-1) - torch.softmax(_masked(avg_logits, mask), dim=-1)
+        return k if mask is None else k.masked_fill(~mask, 0.0)
 
 
 def acer_kl_grad_gaussian(

@@ -33,8 +33,8 @@ from ding_lite.torch_utils.tree import tree_map, tree_stack
 __all__ = ['NStepReturn', 'nstep_return', 'at_steps', 'nstep_transitions', 'nstep_first_transition', 'LAST_STEP_KEYS']
 
 # The keys of a transition that an n-step sample takes from the window's last step (the bootstrap); every other key
-# (obs, action, ...) is the first step's.
-LAST_STEP_KEYS = ("next_obs", "terminated", "truncated")
+# (obs, action, ...) is the first step's. ``next_action_mask`` (an action mask's, SAC's) where there is one.
+LAST_STEP_KEYS = ("next_obs", "terminated", "truncated", "next_action_mask")
 
 
 class NStepReturn(NamedTuple):
@@ -134,7 +134,7 @@ def nstep_first_transition(steps: Sequence[Dict[str, Any]], gamma: float) -> Dic
     length = alive.sum(0)  # m, (B,)
     last = (length.long() - 1).unsqueeze(0)  # (1, B)
     sample = {key: value for key, value in first.items() if key not in LAST_STEP_KEYS and key != "reward"}
-    for key in LAST_STEP_KEYS:
+    for key in (k for k in LAST_STEP_KEYS if k in first):
         sample[key] = tree_map(lambda x: x[0], at_steps(tree_stack([s[key] for s in steps]), last))
     sample["reward"] = (powers * alive * reward).sum(0).to(first["reward"].dtype)
     sample["discount"] = torch.pow(powers.new_tensor(float(gamma)), length).to(first["reward"].dtype)

@@ -214,22 +214,42 @@ def boltzmann_policy(q: torch.Tensor, alpha: Number) -> Tuple[torch.Tensor, torc
     return log_probs.exp(), log_probs
 
 
-def discrete_entropy(log_probs: torch.Tensor) -> torch.Tensor:
-    """Exact entropy -sum_a pi(a) log pi(a) of categoricals given as (..., A) finite log-probabilities -> (...)."""
-    return -(log_probs.exp() * log_probs).sum(dim=-1)
+def _valid_only(log_probs: torch.Tensor, mask: Optional[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(pi, log pi), (..., A), each an exact constant 0 where ``mask`` (..., A) bool is False (no gradient there).
+
+    A masked action's log pi is the most negative finite float or so (``torch_utils.mask_logits``): kept, alpha
+    log pi would overflow to -inf for alpha > 1 and 0 * inf make a NaN."""
+    if mask is None:
+        return log_probs.exp(), log_probs
+    log_probs = log_probs.masked_fill(~mask, 0.0)
+    return log_probs.exp().masked_fill(~mask, 0.0), log_probs
 
 
-def discrete_soft_value(q: torch.Tensor, log_probs: torch.Tensor, alpha: Number) -> torch.Tensor:
+def discrete_entropy(log_probs: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """Exact entropy -sum_a pi(a) log pi(a) of categoricals given as (..., A) finite log-probabilities -> (...).
+    ``mask`` (..., A) bool, True where the action is valid: the sum runs over the valid actions only."""
+    probs, log_probs = _valid_only(log_probs, mask)
+    return -(probs * log_probs).sum(dim=-1)
+
+
+def discrete_soft_value(q: torch.Tensor, log_probs: torch.Tensor, alpha: Number,
+                        mask: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Exact soft value sum_a pi(a|s) (min_i Q_i(s, a) - alpha log pi(a|s)).
 
     Arguments:
         - q: (N, B, A) ensemble or (B, A).
-        - log_probs: (B, A) finite log pi(.|s) (e.g. ``log_softmax`` output).
+        - log_probs: (B, A) finite log pi(.|s) (e.g. ``log_softmax`` output; with a mask, of the masked logits).
         - alpha: temperature, detached if a tensor.
+        - mask: (B, A) bool action mask, True where valid: the sum runs over the valid actions only (a masked
+          action's Q, never trained, never enters; a row that allows nothing, a terminal state's, gives 0).
     Returns:
-        (B,), differentiable w.r.t. q and log_probs.
+        (B,), differentiable w.r.t. q and log_probs (exactly 0 gradient at masked entries).
     """
-    return (log_probs.exp() * (ensemble_min(q, log_probs) - _const(alpha) * log_probs)).sum(dim=-1)
+    probs, log_probs = _valid_only(log_probs, mask)
+    q = ensemble_min(q, log_probs)
+    if mask is not None:
+        q = q.masked_fill(~mask, 0.0)
+    return (probs * (q - _const(alpha) * log_probs)).sum(dim=-1)
 
 
 # ------------------------------------------------------------------------------------------------ critic targets
@@ -271,6 +291,7 @@ def discrete_sac_critic_target(
         alpha: Number,
         gamma: Number,
         terminated: Union[bool, float, torch.Tensor],
+        next_mask: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     """Discrete SAC critic target with the exact expectation over next actions:
 
@@ -282,11 +303,12 @@ def discrete_sac_critic_target(
         - next_log_probs: (B, A) log pi(.|s'): an actor's ``log_softmax`` (DI-engine ``discrete_sac``) or the
           Boltzmann policy of the critics (ALF, :func:`boltzmann_policy`).
         - alpha, gamma, terminated: as in :func:`sac_critic_target`.
+        - next_mask: (B, A) bool action mask of s': the sum over its valid actions (:func:`discrete_soft_value`).
     Returns:
         (B,) y, detached.
     """
     with torch.no_grad():
-        return _bootstrap(reward, discrete_soft_value(next_q, next_log_probs, alpha), gamma, terminated)
+        return _bootstrap(reward, discrete_soft_value(next_q, next_log_probs, alpha, next_mask), gamma, terminated)
 
 
 def mixed_sac_critic_target(
@@ -354,18 +376,20 @@ def sac_actor_loss(q: torch.Tensor, log_prob: torch.Tensor, alpha: Number) -> to
     return (_const(alpha) * log_prob - ensemble_min(q, log_prob)).mean()
 
 
-def discrete_sac_actor_loss(q: torch.Tensor, log_probs: torch.Tensor, alpha: Number) -> torch.Tensor:
+def discrete_sac_actor_loss(q: torch.Tensor, log_probs: torch.Tensor, alpha: Number,
+                            mask: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Discrete actor loss with the exact expectation, mean_B sum_a pi(a|s) (alpha log pi(a|s) - min_i Q_i(s, a)).
 
     Arguments:
         - q: (N, B, A) online critics at s, or (B, A); detached here (the critics are not trained by this loss).
         - log_probs: (B, A) the actor's log pi(.|s) (``log_softmax`` of its logits).
         - alpha: temperature, detached if a tensor.
+        - mask: (B, A) bool action mask: the expectation over the valid actions only.
     Returns:
         0-dim loss = -mean_B :func:`discrete_soft_value`. With the Boltzmann policy (ALF) there is no actor and no
         actor loss.
     """
-    return -discrete_soft_value(q.detach(), log_probs, alpha).mean()
+    return -discrete_soft_value(q.detach(), log_probs, alpha, mask).mean()
 
 
 def mixed_sac_actor_loss(

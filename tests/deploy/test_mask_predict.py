@@ -1,5 +1,6 @@
 """``ding_lite.load(path).predict(obs)`` of a policy trained with an action mask applies the mask the observation
-carries; its TorchScript and ONNX exports take the mask as an input (``action_mask``) and act as ``predict``."""
+carries; its TorchScript and ONNX exports take the mask as an input (``action_mask``) and act as ``predict`` (IMPALA,
+ACER, discrete SAC)."""
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -12,12 +13,20 @@ from ding_lite.envs.wall_grid import WallGridEnv
 from ding_lite.utils import UserError
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
+POLICIES = {  # policy type -> its small settings
+    "impala": {"unroll_len": 4, "collect": {"n_sample": 2}, "learn": {"batch_size": 2}},
+    "acer": {"unroll_len": 4, "collect": {"n_sample": 2}, "learn": {"batch_size": 2}},
+    "discrete_sac": {"random_collect_size": 16, "learn": {"batch_size": 4},
+                     "model": {"actor_head_hidden_size": 16, "critic_head_hidden_size": 16}},
+}
+
+
+@pytest.fixture(scope="module", params=list(POLICIES))
+def run(request, tmp_path_factory):
     exp = str(tmp_path_factory.mktemp("runs") / "masked")
     config = ({"env": {"collector_env_num": 2, "evaluator_env_num": 1, "n_evaluator_episode": 1},
-               "policy": {"unroll_len": 4, "collect": {"n_sample": 2}, "learn": {"batch_size": 2}}},
-              {"env": {"type": "wall_grid"}, "policy": {"type": "impala"}})
+               "policy": POLICIES[request.param]},
+              {"env": {"type": "wall_grid"}, "policy": {"type": request.param}})
     serial_pipeline(config, seed=0, max_env_step=64, quiet=True, exp_name=exp, overrides={"torch_threads": 1})
     return exp + "_seed0"
 

@@ -22,10 +22,11 @@ import torch
 from easydict import EasyDict
 
 from ding_lite.rl_utils.nstep import nstep_first_transition
-from ding_lite.torch_utils import make_optimizer, tree_map
+from ding_lite.torch_utils import make_optimizer, sample_action, tree_map
 from ding_lite.torch_utils.tree import leading_dim
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
+from ..action_mask import split_mask
 from ..base_policy import Policy
 from ..checks import check_positive
 from .action_space import SACActionSpace, SACLosses
@@ -48,6 +49,8 @@ class SACPolicy(Policy):
     action_bound = "rescale"
     # policy.priority: per-sample priority mean_i |y - Q_i(s, a)| over the critics; IS weights scale the critics' loss.
     supports_priority = True
+    # Action masks: discrete SAC (policy/sac/discrete.py); the pipeline refuses them for continuous and mixed actions.
+    supports_action_mask = True
 
     config = dict(
         type="sac",
@@ -182,19 +185,48 @@ class SACPolicy(Policy):
 
     @torch.no_grad()
     def _forward_collect(self, obs: torch.Tensor, random_action: bool = False, **kwargs: Any) -> Dict[str, Any]:
-        """Sampled actions (uniformly random ones during warm-up, ``random_action=True``), (N_env, ...)."""
+        """Sampled actions (uniformly random ones during warm-up, ``random_action=True``; with an action mask,
+        uniformly random valid ones), (N_env, ...)."""
+        obs, mask = self._split_mask(obs)
         obs = self._on_device(obs)
         if random_action:  # both parts are drawn whatever the action space: one random stream for all of them
             B, space = leading_dim(obs), self._actions
             cont = torch.rand(B, space.action_dim or 0, device=self._device) * 2 - 1
-            disc = torch.randint(space.n_discrete or 1, (B,), device=self._device)
+            if mask is None:
+                disc = torch.randint(space.n_discrete or 1, (B,), device=self._device)
+            else:  # a draw from equal logits under the mask
+                disc = sample_action("discrete", torch.zeros(mask.shape, device=self._device), None, mask)
             return {"action": space.pack(disc, cont)}
-        return {"action": self._actions.act(obs, deterministic=False)}
+        return {"action": self._act(obs, False, mask)}
 
     @torch.no_grad()
     def _forward_eval(self, obs: torch.Tensor) -> Dict[str, Any]:
-        """The deterministic action: tanh(mu) for the continuous part, the most likely discrete action."""
-        return {"action": self._actions.act(self._on_device(obs), deterministic=True)}
+        """The deterministic action: tanh(mu) for the continuous part, the most likely (valid) discrete action."""
+        obs, mask = self._split_mask(obs)
+        return {"action": self._act(self._on_device(obs), True, mask)}
+
+    def _act(self, obs: Any, deterministic: bool, mask: Optional[torch.Tensor]) -> Any:
+        return self._actions.act(obs, deterministic) if mask is None else self._actions.act(obs, deterministic, mask)
+
+    def _split_mask(self, obs: Any) -> Tuple[Any, Optional[torch.Tensor]]:
+        """The observation without the action mask (``policy.action_mask_key``; discrete actions only, which
+        :func:`ding_lite.entry.build.resolve_action_mask` checks), and the mask (N, A) bool on the device or None."""
+        obs, mask = split_mask(obs, self._cfg.get("action_mask_key"))
+        return obs, None if mask is None else mask.to(self._device)
+
+    def _process_transition(self, obs: Any, policy_output: Dict[str, Any],
+                            timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """The standard transition; with an action mask, the masks leave the observations and travel as
+        ``action_mask`` (of s) and ``next_action_mask`` (of s', for the target V(s')), (N_env, A) bool each."""
+        key = self._cfg.get("action_mask_key")
+        if key is None:
+            return super()._process_transition(obs, policy_output, timestep)
+        obs, mask = split_mask(obs, key, check=False)
+        next_obs, next_mask = split_mask(timestep["next_obs"], key, check=False)
+        transition = super()._process_transition(obs, policy_output, {**timestep, "next_obs": next_obs})
+        if mask is not None:
+            transition.update(action_mask=mask, next_action_mask=next_mask)
+        return transition
 
     def _init_collect(self) -> None:
         # policy.nstep > 1: the last nstep steps of every env, (N_env, ...) each, oldest first.

@@ -11,6 +11,13 @@ can have moves alpha one way for ever: towards 0 when the policy stays above it,
   of the narrowest Gaussian the actor can output (``model.log_std_min``) is allowed with a warning, as it can only be
   met by saturating the tanh (actions pinned at the bounds).
 
+With an action mask (discrete SAC, ``env.action_mask_key``) a state with n(s) valid actions has an entropy in
+[0, log n(s)]: a target of a Discrete(n) part applies per state as the same fraction of that state's maximum,
+H_target(s) = H_target * log n(s) / log n (:func:`masked_target_entropy`; without a mask n(s) = n, unchanged). A
+fixed target would lie at or above log n(s) wherever few actions are valid (the default 0.5 log 4 = log 2 is the
+maximum of a state with two valid moves), and alpha would grow there for ever; a state with one valid action gets
+the target 0, its entropy, and moves alpha neither way.
+
 ``learn.target_entropy`` is None (every part's default), a number (an action with one part), or one value per
 part: ``[discrete, continuous]`` (ALF's order, that of ``model.log_alpha``) or ``dict(discrete=..., continuous=...)``;
 a None entry or a missing key keeps that part's default.
@@ -20,6 +27,7 @@ import numbers
 import warnings
 from typing import Any, Dict, List, Mapping, Optional
 
+import torch
 from easydict import EasyDict
 
 from ding_lite.rl_utils import sac as S
@@ -127,3 +135,12 @@ def target_entropies(learn: EasyDict, sizes: Mapping[str, int], log_std_min: flo
             _check_continuous(where, value, size, log_std_min)
         targets.append(float(value))
     return targets
+
+
+def masked_target_entropy(target: float, n_actions: int, mask: torch.Tensor) -> torch.Tensor:
+    """A Discrete(``n_actions``) part's ``target`` entropy in each state of an action mask (B, A) bool, (B,):
+    ``target`` * log n(s) / log ``n_actions``, n(s) the state's valid actions (module docstring)."""
+    if n_actions < 2:
+        return torch.zeros(mask.shape[:-1], device=mask.device)
+    valid = mask.sum(-1).clamp(min=1).float()
+    return valid.log() * (float(target) / math.log(n_actions))
