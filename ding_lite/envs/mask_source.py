@@ -118,8 +118,8 @@ class MaskFromEnv(gym.Wrapper):
             return flat.astype(np.int8)
         if flat.dtype.kind not in "iu" or not ((flat == 0) | (flat == 1)).all():
             raise UserError(f"env '{self.env_name}': the action mask from {source} {where} is {flat.dtype} with "
-                            f"values {sorted(set(flat.tolist()))[:5]}, not bools or 0/1; return a bool (or np.int8 0/1) "
-                            f"array, 1 where the action is valid")
+                            f"values {sorted(set(flat.tolist()))[:5]}, not bools or 0/1; return a bool (or np.int8 "
+                            f"0/1) array, 1 where the action is valid")
         return flat.astype(np.int8)
 
 
