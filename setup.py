@@ -57,6 +57,10 @@ setup(
         # envpool's batched C++ Atari envs (env.manager.type='envpool'); wheels for Linux x86-64 only, ~0.9 GB
         # installed (its game and MuJoCo assets).
         "envpool": ["envpool"],
+        # PettingZoo's classic games (tic-tac-toe, connect four) as single-agent envs against a random player
+        # (ding_lite/envs/pettingzoo_single.py); 1.27 for its registry (pettingzoo.make). The classic board games
+        # need nothing beyond PettingZoo (itself numpy and gymnasium).
+        "pettingzoo": ["pettingzoo>=1.27"],
     },
     entry_points={"console_scripts": ["ding_lite=ding_lite.entry.cli:main"]},
 )

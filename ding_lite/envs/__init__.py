@@ -10,3 +10,4 @@ from .moving_dot import MovingDotEnv
 from .goal_grid import GoalGridEnv
 from .wall_grid import WallGridEnv
 from .blind_cliffwalk import BlindCliffwalkEnv
+from .pettingzoo_single import PettingZooSingle

@@ -15,6 +15,7 @@ from ding_lite.utils.suggest import did_you_mean
 
 from .atari import ATARI_MAKE_KWARGS, atari_factory, is_ale_env, make_atari_env, register_ale
 from .env_entries import entry_factory, method_form
+from .mask_source import MASK_SOURCES, mask_factory
 from .envpool_manager import check_envpool_env
 from .watchdog import check_step_timeout
 from .wrappers import check_wrappers, factory_with_imports, wrapped_factory
@@ -67,6 +68,12 @@ class EnvConfig(Configurable):
         # input of the model: the policy masks its logits with it (IMPALA, APPO, PPO). '': no mask (a key of that name
         # is then an ordinary observation the model sees). See docs/custom_env.md.
         action_mask_key="action_mask",
+        # (str) Where the env gives its action mask: 'obs' (a key of its Dict observation, env.action_mask_key),
+        # 'method' (env.action_masks(), sb3-contrib MaskablePPO's convention) or 'info' (info['action_mask'],
+        # PettingZoo's). 'method' and 'info' wrap each env (outside env.wrappers) to put the mask into the observation
+        # under env.action_mask_key; a non-Dict observation becomes {'observation': obs, key: mask}. See
+        # ding_lite/envs/mask_source.py and docs/custom_env.md.
+        action_mask_from="obs",
     )
     free_form = ("kwargs",)
 
@@ -83,6 +90,13 @@ class EnvConfig(Configurable):
             )
         check_wrappers(cfg.wrappers, f"{path}.wrappers")
         check_step_timeout(cfg.get("step_timeout_s"), f"{path}.step_timeout_s")
+        source = cfg.get("action_mask_from", "obs")
+        if source not in MASK_SOURCES:
+            raise ConfigError(f"{path}.action_mask_from={source!r}: must be one of {', '.join(MASK_SOURCES)}"
+                              f"{did_you_mean(str(source), MASK_SOURCES)}")
+        if source != "obs" and not cfg.get("action_mask_key"):
+            raise ConfigError(f"{path}.action_mask_from={source!r} puts the mask into the observation under "
+                              f"{path}.action_mask_key, which is empty; set a key (the default is 'action_mask')")
         clip = cfg.normalize_obs_clip
         if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or not clip > 0):
             raise ConfigError(f"{path}.normalize_obs_clip={clip!r}: must be a positive number, or None for no clip")
@@ -176,6 +190,10 @@ class GymEnv(EnvConfig):
                 raise ConfigError(f"{path}.wrappers: the 'envpool' manager steps envpool's own batched envs, which "
                                   f"gymnasium wrappers cannot wrap; use env manager 'base' or 'subprocess', or drop "
                                   f"{path}.wrappers")
+            if cfg.get("action_mask_from", "obs") != "obs":
+                raise ConfigError(f"{path}.action_mask_from={cfg.action_mask_from!r}: the 'envpool' manager steps "
+                                  f"envpool's own batched envs, which ding_lite cannot wrap; use env manager 'base' "
+                                  f"or 'subprocess'")
             check_envpool_env(cfg, path)
 
     @staticmethod
@@ -243,7 +261,8 @@ def env_factory(cfg: EasyDict, role: str = "collector") -> Callable[[], gym.Env]
     returning such a function (like ``GymEnv``); a class with a static or class method ``make(cfg) ->
     gymnasium.Env``; a gymnasium.Env subclass, constructed with ``**env.kwargs``. A ``factory`` or ``make`` that
     takes a ``role`` argument gets it: 'collector' (training envs) or 'evaluator'. ``env.wrappers`` wrap the env
-    each of them makes (``ding_lite/envs/wrappers.py``); ``env.import_names`` are imported before the env is made,
+    each of them makes (``ding_lite/envs/wrappers.py``), and ``env.action_mask_from`` 'method' or 'info' one more
+    wrapper around those (``ding_lite/envs/mask_source.py``); ``env.import_names`` are imported before the env is made,
     in whichever process makes it.
     """
     if role not in ROLES:
@@ -253,5 +272,7 @@ def env_factory(cfg: EasyDict, role: str = "collector") -> Callable[[], gym.Env]
         make = entry.factory(cfg, role)  # gymnasium.make itself: the env processes need not import ding_lite
     else:
         make = entry_factory(entry, cfg, role)
-    make = wrapped_factory(make, cfg.get("wrappers"), cfg.get("env_id") or cfg.type)
+    name = cfg.get("env_id") or cfg.type
+    make = wrapped_factory(make, cfg.get("wrappers"), name)
+    make = mask_factory(make, cfg.get("action_mask_from"), cfg.get("action_mask_key"), name)
     return factory_with_imports(make, cfg.get("import_names") or [])

@@ -35,7 +35,7 @@ REPO = os.path.abspath(os.path.join(HERE, os.pardir, os.pardir))
 RUNNER = os.path.join(HERE, "doc_runner.py")
 TIMEOUT_S = 600
 # A command that contains the key needs the module (an optional extra): skipped where it is not installed.
-EXTRAS = {"ding_lite plot": "matplotlib", "--backend ray": "ray"}
+EXTRAS = {"ding_lite plot": "matplotlib", "--backend ray": "ray", "tictactoe": "pettingzoo", "pettingzoo": "pettingzoo"}
 
 
 def markdown_files() -> List[str]:
