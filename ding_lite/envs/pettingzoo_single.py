@@ -2,8 +2,8 @@
 single-agent gymnasium env, against an opponent that plays a uniformly random legal move.
 
 The agent sees the game's own observation for its seat, a Dict ``{'observation': ..., 'action_mask': ...}`` (every
-PettingZoo classic game gives one), so masked policies (IMPALA, APPO, PPO) take the mask as they take any Dict
-observation's (``env.action_mask_key='action_mask'``, the default). Each ``step`` plays the agent's move, then the
+PettingZoo classic game gives one), so masked policies (IMPALA, APPO, PPO, ACER, discrete SAC) take the mask as
+they take any Dict observation's (``env.action_mask_key='action_mask'``, the default). Each ``step`` plays the agent's move, then the
 opponent's moves until it is the agent's turn again or the game is over. The reward is the agent's reward over those
 moves: in the classic games +1 for a win, -1 for a loss (an illegal move, possible only without a mask, loses as
 PettingZoo's ``TerminateIllegalWrapper`` rules), 0 otherwise, so an episode's return is the game's result.
