@@ -26,7 +26,18 @@ gave that first minibatch an approximate KL of up to 0.008 (seed 0, cartpole_ppo
 Action masks (``env.action_mask_key``): as in every unroll policy (:mod:`ding_lite.policy.unroll_policy`), the actor
 samples under the mask and stores it (``action_mask``); ``logp`` comes from the masked logits it acted with, and each
 minibatch re-masks the new policy with the stored mask, so the ratio and the entropy cover the valid actions only.
-Not supported yet: a recurrent core (``model.core``) and prioritised replay.
+
+A recurrent core (``policy.model.core='lstm'``, :mod:`ding_lite.torch_utils.recurrent`): collection acts as IMPALA's
+does (each env's state carried, zeroed after its episode ends, the step's state stored as ``core_state``) and takes
+V(x_t) from the same recurrent step. ``_get_train_sample`` evaluates V(final observation) after a truncation and
+V(x_T) from the state after that step *before* the reset (one core step from the step's stored state over x_t, then
+the critic at the next observation: the state the learner's replay reaches there), and keeps the unroll's initial
+state ``core_state`` (1, *state_shape) and its episode ends ``done`` (T,). The learner keeps sequences whole: each
+epoch shuffles the B unrolls and splits them into ``min(B, ceil(B * T / minibatch_size))`` minibatches of nearly
+equal numbers of unrolls (about ``minibatch_size`` steps each, at least one unroll); each minibatch replays its
+unrolls from their initial states with the resets of acting (``model.forward_unroll``), then takes the same loss as
+the feed-forward path. The first minibatch of an update is then on-policy to float rounding.
+Not supported: prioritised replay.
 """
 import math
 from typing import Any, Dict, List, Tuple
@@ -133,8 +144,6 @@ class PPOPolicy(UnrollPolicy):
         if cfg.obs_storage != "auto":
             raise ConfigError(f"{path}.obs_storage={cfg.obs_storage!r}: PPO stores one observation per step (its "
                               f"advantages are computed at collection); remove the key")
-        if cfg.model.get("core") is not None:
-            raise ConfigError(f"{path}.model.core={cfg.model.core!r}: PPO has no recurrent core yet; remove the key")
 
     def default_model(self) -> Tuple[str, List[str]]:
         return "vac", ["ding_lite.model.vac"]
@@ -154,7 +163,10 @@ class PPOPolicy(UnrollPolicy):
     # ---- collect -----------------------------------------------------------------------------------------------
     @torch.no_grad()
     def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> Dict[str, Any]:
-        """a_t ~ pi(.|x_t), with pi's ``logit`` and V(x_t) (``value``) for the advantages. ``obs`` (N_env, ...)."""
+        """a_t ~ pi(.|x_t), with pi's ``logit`` and V(x_t) (``value``) for the advantages. ``obs`` (N_env, ...).
+        A recurrent core: one step from each env's carried state, which the output keeps as ``core_state``."""
+        if self._recurrent:
+            return self._act_recurrent(obs, "collect", kwargs.get("core_state"), mode="compute_actor_critic")
         obs, mask = self._split_mask(obs)  # an action mask: sampled under it, logit stored masked
         out = self._model(self._on_device(obs), mode="compute_actor_critic")
         action = sample_action(self._action_space, out["logit"], self._nvec, mask)
@@ -175,7 +187,10 @@ class PPOPolicy(UnrollPolicy):
         GAE reads the value after step t only where its trace is cut without a termination: the true final
         observation of a truncated step, and x_T after the last step. Only those rows of ``next_obs`` go through the
         critic, in one batch. With ``value_norm`` the critic's outputs are scaled to reward units for GAE (``value``
-        stays as the critic gave it; ``return`` is in reward units, scaled down at the learner)."""
+        stays as the critic gave it; ``return`` is in reward units, scaled down at the learner).
+
+        A recurrent core: those values continue from the state after step t before its reset (module docstring),
+        and the sample adds ``core_state`` (1, *state_shape), the unroll's initial state, and ``done`` (T,)."""
         reward, terminated, truncated = segment["reward"], segment["terminated"], segment["truncated"]
         scale = self._value_scale()
         read = truncated & ~terminated
@@ -183,7 +198,13 @@ class PPOPolicy(UnrollPolicy):
         t, n = read.nonzero(as_tuple=True)
         next_obs = tree_map(lambda x: x[t, n], segment["next_obs"])
         next_values = torch.zeros_like(reward)
-        next_values[t, n] = self._model(self._on_device(next_obs), mode="compute_critic")["value"].cpu()
+        if "core_state" not in segment:
+            next_values[t, n] = self._model(self._on_device(next_obs), mode="compute_critic")["value"].cpu()
+        elif t.numel():  # the state after step t: one step from the state it was taken with, over x_t
+            obs_t = self._on_device(tree_map(lambda x: x[t, n], segment["obs"]))
+            after = self._model(obs_t, mode="compute_critic", state=segment["core_state"][t, n].to(self._device))
+            next_values[t, n] = self._model(self._on_device(next_obs), mode="compute_critic",
+                                            state=after["state"])["value"].cpu()
         advantages, returns = gae(reward, segment["value"] * scale, next_values * scale, terminated=terminated,
                                   truncated=truncated, gamma=self._cfg.learn.discount_factor,
                                   lambda_=self._cfg.learn.gae_lambda)
@@ -192,6 +213,9 @@ class PPOPolicy(UnrollPolicy):
                   "advantage": advantages, "return": returns}
         if "action_mask" in segment:  # the learner masks pi with the mask the actor used
             sample["action_mask"] = segment["action_mask"]
+        if "core_state" in segment:  # the learner replays the unroll from its initial state, resetting at the ends
+            sample["core_state"] = segment["core_state"][:1]
+            sample["done"] = terminated | truncated
         return tree_map(lambda x: x.transpose(0, 1).contiguous(), sample)
 
     # ---- learn -------------------------------------------------------------------------------------------------
@@ -214,21 +238,33 @@ class PPOPolicy(UnrollPolicy):
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, Any]:
         """``learn.epochs`` passes of minibatch updates over one batch of unrolls (leaves (B, T, ...), as sampled).
         Returns the means over the minibatch updates run (0-dim tensors on the policy's device), the number of
-        epochs run, the explained variance of the returns by the values at collection, and the learning rate."""
+        epochs run, the explained variance of the returns by the values at collection, and the learning rate.
+        A recurrent core (``core_state`` in ``data``): the minibatches are whole unrolls (module docstring)."""
         learn = self._cfg.learn
-        steps = tree_map(lambda x: x.to(self._device, non_blocking=True).flatten(0, 1), data)  # (B*T, ...)
+        recurrent = "core_state" in data
+        if recurrent:  # whole unrolls: the leaves stay (B, T, ...)
+            steps = tree_map(lambda x: x.to(self._device, non_blocking=True), data)
+        else:
+            steps = tree_map(lambda x: x.to(self._device, non_blocking=True).flatten(0, 1), data)  # (B*T, ...)
         steps["obs"] = self._normalized(steps["obs"])
         returns = steps["return"]  # reward units
         if self._return_scale is not None:  # the scale the collector acted with: it changes after this update
             steps["return"] = returns / self._return_scale.scale()
-        n = leading_dim(steps["obs"])
-        n_minibatches = math.ceil(n / learn.minibatch_size)
+        if recurrent:
+            n, T = steps["done"].shape  # n unrolls of T steps
+            n_minibatches = min(n, math.ceil(n * T / learn.minibatch_size))
+        else:
+            n = leading_dim(steps["obs"])
+            n_minibatches = math.ceil(n / learn.minibatch_size)
         stats: List[Dict[str, torch.Tensor]] = []
         epochs = 0
         for _ in range(learn.epochs):
             order = torch.randperm(n, device=self._device)
             for index in order.tensor_split(n_minibatches):
-                stats.append(self._update(tree_map(lambda x: x.index_select(0, index), steps)))
+                if recurrent:
+                    stats.append(self._update(unroll_minibatch(steps, index)))
+                else:
+                    stats.append(self._update(tree_map(lambda x: x.index_select(0, index), steps)))
             epochs += 1
             if learn.target_kl is not None:  # one host sync per epoch, only with the early stop on
                 epoch_kl = torch.stack([s["approx_kl"] for s in stats[-n_minibatches:]]).mean()
@@ -247,9 +283,13 @@ class PPOPolicy(UnrollPolicy):
         return info
 
     def _update(self, mb: Dict[str, Any]) -> Dict[str, torch.Tensor]:
-        """One gradient step on a minibatch of steps (leaves (M, ...)); its detached loss terms and diagnostics."""
+        """One gradient step on a minibatch of steps (leaves (M, ...)); its detached loss terms and diagnostics.
+        A recurrent core: the M = T x b steps of b whole unrolls, rows t*b + j, replayed from ``core_state``."""
         learn = self._cfg.learn
-        out = self._model(mb["obs"], mode="compute_actor_critic")
+        if "core_state" in mb:
+            out = self._model.forward_unroll(mb["obs"], mb["core_state"], mb["done"], mode="compute_actor_critic")
+        else:
+            out = self._model(mb["obs"], mode="compute_actor_critic")
         dist = make_dist(self._action_space, out["logit"], self._nvec, mb.get("action_mask"))
         advantages = mb["advantage"]
         if learn.normalize_advantage:  # population std: a minibatch of one step gives 0, not NaN
@@ -269,6 +309,17 @@ class PPOPolicy(UnrollPolicy):
     def _monitor_vars_learn(self) -> List[str]:
         return super()._monitor_vars_learn() + [k for k in UPDATE_STATS if k != "total_loss"] + [
             "epochs", "explained_variance"] + (["return_scale"] if self._cfg.learn.value_norm else [])
+
+
+def unroll_minibatch(steps: Dict[str, Any], index: torch.Tensor) -> Dict[str, Any]:
+    """The unrolls ``index`` (b,) of a batch (leaves (B, T, ...)) as one minibatch for the replay: every step leaf
+    time-major and flat, (T*b, ...) with row t*b + j, ``core_state`` (b, *state_shape) their initial states and
+    ``done`` (T, b) their episode ends."""
+    mb = {key: tree_map(lambda x: x.index_select(0, index).transpose(0, 1).flatten(0, 1), value)
+          for key, value in steps.items() if key not in ("core_state", "done")}
+    mb["core_state"] = steps["core_state"].index_select(0, index)[:, 0]
+    mb["done"] = steps["done"].index_select(0, index).t()
+    return mb
 
 
 def explained_variance(values: torch.Tensor, returns: torch.Tensor) -> torch.Tensor:

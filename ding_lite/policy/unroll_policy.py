@@ -193,11 +193,13 @@ class UnrollPolicy(Policy):
             return {"action": action, "logit": logit}
         return {"action": action, "logit": mask_logits(self._action_space, logit, mask), "action_mask": mask}
 
-    def _act_recurrent(self, obs: Tree, which: str, core_state: Optional[torch.Tensor]) -> Dict[str, Any]:
+    def _act_recurrent(self, obs: Tree, which: str, core_state: Optional[torch.Tensor],
+                       mode: str = "compute_actor") -> Dict[str, Any]:
         """One step of a recurrent model for collect or eval. ``core_state`` None: from the state this mode carries
         for the envs (zeros at the start), which is then replaced by the next one; a tensor (N, 2, H): from it, and
         the carried state is left alone (``predict``). Returns ``action``, ``logit``, ``core_state`` (the state the
-        step was taken with: what an unroll stores) and, given ``core_state``, ``next_core_state``."""
+        step was taken with: what an unroll stores) and, given ``core_state``, ``next_core_state``; with
+        ``mode='compute_actor_critic'`` also ``value``, V(x_t) from the same step (PPO)."""
         obs, mask = self._split_mask(obs)
         obs = self._on_device(obs)
         carried = core_state is None
@@ -210,7 +212,7 @@ class UnrollPolicy(Policy):
                                 f"{leading_dim(obs)} observations; call reset(None) when the number of envs changes")
         else:
             core_state = core_state.to(self._device)
-        out = self._model(obs, mode="compute_actor", state=core_state)
+        out = self._model(obs, mode=mode, state=core_state)
         next_state = out["state"]
         if carried:
             setattr(self, f"_{which}_state", next_state)
@@ -219,7 +221,10 @@ class UnrollPolicy(Policy):
             action = sample_action(self._action_space, logit, self._nvec, mask)
         else:
             action = self._greedy(logit, mask)
+        value = out.get("value")
         out = {**self._masked_output(logit, mask, action), "core_state": core_state}
+        if value is not None:
+            out["value"] = value
         if not carried:  # predict carries the state itself (collection would only move it to the host every step)
             out["next_core_state"] = next_state
         return out

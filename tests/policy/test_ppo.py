@@ -213,7 +213,6 @@ def test_misspelt_key_names_the_right_one():
     (dict(learn=dict(target_kl=0)), "target_kl=0"),
     (dict(learn=dict(value_clip=-1.0)), "value_clip"),
     (dict(obs_storage="compact"), "obs_storage"),
-    (dict(model=dict(core="lstm")), "recurrent core"),
     (dict(priority=True), "does not support prioritised replay"),
 ])
 def test_config_errors(policy, match):
