@@ -1,7 +1,7 @@
 """The benchmark suite in one command: every benchmark that docs/benchmarks.md reports, each writing
 ``benchmarks/results/<name>.json`` (its figures, the machine and the date).
 
-    python benchmarks/run.py                   # the whole suite: about 35 minutes on an idle 2-core machine
+    python benchmarks/run.py                   # the whole suite: about 45 minutes on an idle 2-core machine
     python benchmarks/run.py --quick           # every benchmark at a tiny budget (seconds each): checks that they
                                                # run; writes to a temporary directory, not benchmarks/results/
     python benchmarks/run.py --only buffer collector_throughput
@@ -64,6 +64,8 @@ SUITE: List[Benchmark] = [
               quick=("--hidden", "64", "--rows", "defaults", "--steps", "300", "500", "--warmup", "100",
                      "--sbx-timed", "10"),
               skip=missing("stable_baselines3", "the bench extra: pip install -e '.[bench]'")),
+    Benchmark("ppo_cartpole_peers", "PPO env steps and seconds to 475 on CartPole beside SB3 and a CleanRL-style PPO",
+              10, quick=("--quick",), skip=missing("stable_baselines3", "the bench extra: pip install -e '.[bench]'")),
     Benchmark("parallel_scaling", "serial against parallel mode (1 and 2 collectors), CartPole IMPALA", 5,
               full=("--repeats", "5"), quick=("--modes", "parallel1", "--env-step", "2000")),
     Benchmark("gpu_check", "every policy with policy.cuda=True: learner updates/s, syncs per update", 3,
