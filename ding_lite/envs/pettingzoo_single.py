@@ -72,7 +72,8 @@ class PettingZooSingle(gym.Env):
         self.game.reset()
         self.seats = list(self.game.possible_agents)
         if seat is not None and seat not in range(len(self.seats)):
-            raise ValueError(f"seat must be None (random) or one of 0..{len(self.seats) - 1}, got {seat!r}")
+            raise UserError(f"env.kwargs.seat={seat!r}: must be None (a random seat each game) or one of "
+                            f"0..{len(self.seats) - 1} (the game's seats {self.seats})")
         self.seat = seat
         self.me = self.seats[seat or 0]
         self.observation_space = self.game.observation_space(self.me)
