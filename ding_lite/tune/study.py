@@ -25,7 +25,11 @@ from .trial import METRICS, TrialFailed, last_error_line, metric_value, read_eva
 
 PRUNERS = ("median", "halving", "none")
 HEARTBEAT_S = 2  # a running trial's heartbeat in the database
-GRACE_S = 6  # a heartbeat older than this: the trial's tune process is gone
+# A heartbeat older than this: the trial's tune process is gone. Optuna stores heartbeats to the second, and a live
+# process's heartbeat can be late: with 6 s, a live trial was once marked failed by the other tune process on a
+# loaded 2-core machine (load 4.7), and its own process then died telling Optuna its result ("Cannot tell a FAIL
+# trial"). 15 s leaves 12 s for a late heartbeat; a continued study waits that long once at its start.
+GRACE_S = 15
 MAX_RETRY = 2  # an interrupted trial is retried this many times
 MAX_FAILS_IN_A_ROW = 3  # trials of this process that failed one after the other: the study stops with the error
 
