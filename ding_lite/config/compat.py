@@ -137,6 +137,13 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
                             "have (the approx_kl it logs is (r - 1) - log r); remove it",
     "policy.learn.pretrained_model_path": "not supported: DI-engine's KL regulariser against a pretrained policy; "
                                           "remove it",
+    "policy.model.bound_type": "not supported: DI-engine's continuous PPO head squashes the Gaussian's mean with "
+                               "tanh (mu = tanh(mu), inside [-1, 1]); ding_lite's ppo keeps a linear mean and clips "
+                               "the sampled action to the env's bounds; remove it",
+    "policy.collect.collector_env_num": "lives at env.collector_env_num in ding_lite (DI-engine copies it here); "
+                                        "move it there",
+    "policy.load_path": "not supported: DI-engine's policy loads its weights from this checkpoint before training; "
+                        "ding_lite starts from scratch, or continues one of its own runs with --resume; remove it",
     # Keys of several DI-engine policies.
     "policy.nstep": "has no effect for policy '{policy}': its targets are fixed by the algorithm (IMPALA's V-trace "
                     "and ACER's Retrace over policy.unroll_len steps; SAC takes policy.nstep, its n-step soft "
@@ -238,10 +245,26 @@ DI_ENGINE_POLICY_TYPES: Dict[str, str] = {
     "sac_discrete": "discrete_sac",
 }
 
-# ding_lite policies whose DI-engine configs port does not map yet -> the line port refuses them with.
-PORT_UNMAPPED_POLICY_TYPES: Dict[str, str] = {
-    "ppo_offpolicy": "DI-engine's off-policy PPO (it replays old samples from a buffer); ding_lite's ppo is "
-                     "on-policy: port DI-engine's on-policy PPO config of this env (type='ppo', the onppo files)",
+# DI-engine policy types of the PPO family that port refuses -> (what such a config is, with its article; why ding_lite
+# has no counterpart). The refusal names DI-engine's on-policy PPO config of the same env (type 'ppo'), which ports.
+PORT_UNMAPPED_POLICY_TYPES: Dict[str, Tuple[str, str]] = {
+    "ppo_offpolicy": ("an off-policy PPO", "DI-engine's PPO that trains on samples replayed from a buffer; ding_lite's "
+                                           "ppo is on-policy (each collection is trained on for its epochs, then "
+                                           "dropped)"),
+    "ppo_stdim": ("an ST-DIM PPO", "PPO with an auxiliary ST-DIM (InfoNCE) representation loss on its encoder; "
+                                   "ding_lite's ppo has no auxiliary loss, and ported key by key the file would "
+                                   "silently train plain PPO"),
+    "ppo_pg": ("a critic-free PPO-PG", "DI-engine's PPO without a critic (the clipped objective on episode returns); "
+                                       "ding_lite's ppo learns a critic for GAE advantages, a different algorithm"),
+}
+# ding_lite's policy for the plain config of a PPO-family variant (what a refusal tells the user to port instead).
+PORT_PLAIN_POLICY: Dict[str, str] = {"ppo_offpolicy": "ppo", "ppo_stdim": "ppo", "ppo_pg": "ppo"}
+
+# dizoo env types with no gymnasium id that ding_lite can make -> what the env is; port refuses their configs.
+DIZOO_NON_GYMNASIUM_ENVS: Dict[str, str] = {
+    "procgen": "dizoo's wrapper of OpenAI's Procgen games, from the procgen package for gym 0.x",
+    "rocket": "dizoo's own rocket-recycling env, not registered with gymnasium",
+    "gym_hybrid": "dizoo's wrapper of the gym-hybrid package for gym 0.x, with a parametrised action space",
 }
 
 # gym ids of DI-engine's dizoo configs -> the gymnasium 1.x id of the same env.
@@ -286,6 +309,7 @@ PORT_MOVES: Dict[str, str] = {
     "policy.eval.evaluator.n_episode": "env.n_evaluator_episode",
     "policy.eval.evaluator.stop_value": "env.stop_value",
     "env.frame_stack": "env.atari.frame_stack",
+    "policy.collect.collector_env_num": "env.collector_env_num",
     **{f"policy.other.replay_buffer.{key}": f"policy.other.replay_buffer.{dest}"
        for key, (dest, _) in PRIORITY_KEYS.items()},
 }
@@ -300,6 +324,8 @@ PORT_TODO: Dict[str, Any] = {
     "policy.nstep_return": False,
     "policy.learn.kl_beta": 0.0,
     "policy.learn.pretrained_model_path": None,
+    "policy.model.bound_type": None,
+    "policy.load_path": None,
     "reward_model": _NEVER,
     "world_model": _NEVER,
 }

@@ -139,8 +139,6 @@ def _port_component(port: Port, name: str, section: Section, where: str, facts: 
         entry.notes.append(f"renamed {where}.type '{kind}' -> '{new}': ding_lite's (and DI-engine's registered) name "
                            f"of this algorithm")
         port.changes.append(f"renamed  {where}.type '{kind}' -> '{new}'")
-    elif name == "policy" and kind in compat.PORT_UNMAPPED_POLICY_TYPES:
-        raise UserError(f"{where}.type='{kind}': {compat.PORT_UNMAPPED_POLICY_TYPES[kind]}")
     elif name == "policy" and kind not in POLICY_REGISTRY:
         raise UserError(f"{where}.type='{kind}': ding_lite has no such policy (it has "
                         f"{', '.join(POLICY_REGISTRY.keys())}); port supports DI-engine configs of those algorithms")
@@ -240,6 +238,11 @@ def _port_value(port: Port, section: Section, entry: Entry, path: Tuple[str, ...
         entry.notes.append(f"changed policy.model.action_shape {old!r} -> {entry.value}: a one-element tuple "
                            f"(DI-engine squeezes it; ding_lite takes an int)")
         port.changes.append(f"changed  policy.model.action_shape {old!r} -> {entry.value}")
+        return
+    if path[-1] == "activation" and port_carry.activation_name(entry.value) is not None:
+        old, entry.value = entry.value, port_carry.activation_name(entry.value)
+        entry.notes.append(f"changed {dotted} {old!r} -> {entry.value!r}: ding_lite names the activation")
+        port.changes.append(f"changed  {dotted} {old!r} -> {entry.value!r}")
         return
     reason = compat.value_reason(path, entry.value)
     if reason is not None and dotted == "env.env_id":  # kept, for the user to replace (the file will not compile)
@@ -359,8 +362,7 @@ def port_config(main: Mapping, create: Mapping) -> Port:
     if not isinstance(main, Mapping) or not isinstance(create, Mapping):
         raise UserError("main_config and create_config must be dicts")
     plain_main, plain_create = to_plain(main), to_plain(create)
-    kind = port_carry._get(plain_create, "policy.type") or port_carry._get(plain_main, "policy.type")
-    refused = port_carry.refusal(plain_main, plain_create, compat.DI_ENGINE_POLICY_TYPES.get(kind, kind))
+    refused = port_carry.refusal(plain_main, plain_create, port_carry.policy_type(plain_main, plain_create))
     if refused is not None:
         raise UserError(f"not ported: {refused}")
     port = Port(to_section(plain_main), to_section(plain_create))
@@ -423,11 +425,19 @@ def port_file(path: str, out: Optional[str] = None, force: bool = False) -> Tupl
         raise UserError(f"output '{out}' must be a .py file (a config file is Python)")
     if os.path.exists(out) and not force:
         raise UserError(f"output '{out}' exists; pass --force to overwrite it, or name another file with -o")
-    main, create = read_config_file(path)
+    try:
+        main, create = read_config_file(path)
+    except UserError:  # a file that imports DI-engine: refused by its policy type where port refuses that anyway
+        kind = port_carry.policy_type_in_text(path)
+        refused = port_carry.refusal({}, dict(policy=dict(type=kind)), kind) if kind else None
+        if refused is None:
+            raise
+        main, create = {}, dict(policy=dict(type=kind))
     try:
         port = port_config(main, create)
     except UserError as err:
-        sibling = port_carry.plain_sibling(path) if str(err).startswith("not ported:") else None
+        policy = port_carry.policy_type(to_plain(main), to_plain(create))
+        sibling = port_carry.plain_sibling(path, policy) if str(err).startswith("not ported:") else None
         hint = f" (here: {sibling})" if sibling else ""
         raise UserError(f"{path}: {err}{hint}") from None
     if port_carry.has_main_block(path):

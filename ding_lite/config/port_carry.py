@@ -15,14 +15,17 @@ DI-engine behaviours that a key-by-key rename would silently change (each is wri
 * **frame_skip / frame_stack** outside Atari (dm_control) are not moved under ``env.atari``.
 
 Refused, with one message (see ``refusal``): multi-agent configs, imitation / inverse-RL variants (SQIL, GAIL, TREX,
-GCL, ...: a reward model or expert data) and data-generation configs, which ported key by key would train plain SAC
-from scratch instead.
+GCL, ...: a reward model or expert data), exploration-bonus variants (ICM, RND), data-generation configs, the PPO
+variants ding_lite's ppo is not (off-policy, ST-DIM, critic-free PPO-PG), hybrid action spaces and dizoo envs with no
+gymnasium id, which ported key by key would train the plain algorithm from scratch instead, or nothing at all.
+``plain_sibling`` names the plain config of the same env that ports.
 """
 import math
 import os
 import re
 from typing import Any, List, Mapping, Optional
 
+from . import compat
 from .port_tree import Entry, Section, entry_at, short
 
 # DI-engine 0.5.3's model defaults that differ from ding_lite's (ding/model/template/vac.py, acer.py, qac.py).
@@ -36,7 +39,9 @@ CLIP_REWARD = "gymnasium.wrappers:ClipReward"
 
 # DI-engine reward models of imitation / inverse-RL methods -> the method's name.
 REWARD_MODELS = {"gail": "GAIL", "trex": "TREX", "drex": "D-REX", "guided_cost": "GCL", "red": "RED", "pwil": "PWIL",
-                 "pdeil": "PDEIL", "icm": "ICM", "rnd": "RND", "her": "HER", "ngu": "NGU"}
+                 "pdeil": "PDEIL", "her": "HER"}
+# DI-engine reward models that add an exploration bonus (an intrinsic reward) to the env's -> the method's name.
+EXPLORATION_MODELS = {"icm": "ICM", "rnd": "RND", "ngu": "NGU"}
 IMITATION_KEYS = {"policy.expert_random_collect_size": "SQIL", "policy.collect.model_path": None,
                   "policy.collect.demonstration_info_path": None, "policy.collect.data_path": None,
                   "policy.learn.expert_replay_buffer_size": None}
@@ -45,6 +50,9 @@ EXP_NAME_METHODS = {"gail": "GAIL", "trex": "TREX", "drex": "D-REX", "gcl": "GCL
 DATA_GENERATION_KEYS = ("policy.collect.save_path", "policy.collect.data_type", "policy.collect.state_dict_path",
                         "policy.learn.learner.load_path")
 VARIANT_SUFFIX = re.compile(r"_(gail|trex|gcl|sqil|drex|red|pwil|data_generation)(?=_)")
+# dizoo's PPO file names: the env's name, then variant and algorithm tokens (cartpole_trex_offppo_config.py, ...).
+PPO_NAME = re.compile(r"^(.+?)_(?:trex|rnd|icm|gcl|offppo|onppo|ppopg|ppo)(?:_.*)?_config\.py$")
+POLICY_TYPE_TEXT = re.compile(r"policy\s*=\s*dict\(\s*type\s*=\s*['\"](\w+)['\"]")
 
 
 def _get(tree: Any, dotted: str) -> Any:
@@ -55,21 +63,34 @@ def _get(tree: Any, dotted: str) -> Any:
     return tree
 
 
+def policy_type(main: Mapping, create: Mapping) -> Any:
+    """The DI-engine policy type of a config (create_config's, else main_config's), as ding_lite names it."""
+    kind = _get(create, "policy.type") or _get(main, "policy.type")
+    return compat.DI_ENGINE_POLICY_TYPES.get(kind, kind)
+
+
 def refusal(main: Mapping, create: Mapping, policy: str) -> Optional[str]:
     """Why ``ding_lite port`` refuses this DI-engine config (one line: what it is, what ding_lite lacks, what to do
-    instead), or None. ``policy`` is the ding_lite policy type it would train."""
+    instead), or None. ``policy`` is its policy type (``policy_type``)."""
+    plain = compat.PORT_PLAIN_POLICY.get(policy, policy)  # the algorithm of the plain config to port instead
     agents = [k for k in ("policy.multi_agent",) if _get(main, k)]
     agents += [k for k in ("policy.model.agent_obs_shape", "policy.model.global_obs_shape") if _get(main, k)]
     if agents:
         return (f"a multi-agent config ({', '.join(agents)}): ding_lite has no multi-agent envs, models or policies, "
                 f"so there is nothing to port it to; train a single-agent env instead")
-    evidence, method = [], None
+    evidence, method, bonus = [], None, None
     for where, tree in (("create_config.reward_model", create), ("reward_model", main)):
         model = tree.get("reward_model") if isinstance(tree, Mapping) else None
         if model is not None:
             kind = model.get("type") if isinstance(model, Mapping) else None
             evidence.append(f"{where}.type={kind!r}" if kind else where)
             method = method or REWARD_MODELS.get(str(kind), None)
+            bonus = bonus or EXPLORATION_MODELS.get(str(kind), None)
+    if bonus is not None and method is None:
+        return (f"an exploration-bonus config ({bonus} on top of {policy}: {', '.join(dict.fromkeys(evidence))}): "
+                f"{bonus} adds an intrinsic reward to the env's, and ding_lite has no reward models; ported key by "
+                f"key this file would silently train plain {plain} on the env's reward alone; to do that, port "
+                f"DI-engine's plain {plain} config of this env instead")
     for key, name in IMITATION_KEYS.items():
         if _get(main, key) is not None:
             evidence.append(key)
@@ -80,24 +101,65 @@ def refusal(main: Mapping, create: Mapping, policy: str) -> Optional[str]:
         what = f"{method} " if method else ""
         return (f"an imitation / inverse-RL config ({what}on top of {policy}: {', '.join(dict.fromkeys(evidence))}): "
                 f"ding_lite has no reward models, expert data or demonstrations, and ported key by key this file "
-                f"would silently train plain {policy} on the env's reward; to train {policy} on the env's reward, "
-                f"port DI-engine's plain {policy} config of this env instead")
+                f"would silently train plain {plain} on the env's reward; to train {plain} on the env's reward, "
+                f"port DI-engine's plain {plain} config of this env instead")
     generation = [k for k in DATA_GENERATION_KEYS if _get(main, k) is not None]
     if generation:
         return (f"a data-generation config ({', '.join(generation)}): it loads a trained model and saves the "
                 f"transitions it collects, which ding_lite does not do (ported, it would silently become a training "
-                f"run from scratch); to train the expert, port DI-engine's plain {policy} config of this env; to "
+                f"run from scratch); to train the expert, port DI-engine's plain {plain} config of this env; to "
                 f"evaluate a checkpoint, run ding_lite -m eval -c CONFIG --load-path CKPT")
+    return _ppo_refusal(main, create, policy)
+
+
+def _ppo_refusal(main: Mapping, create: Mapping, policy: str) -> Optional[str]:
+    """The refusals of DI-engine's PPO family: hybrid action spaces, PPO variants ding_lite lacks, off-policy PPO, and
+    (for any policy) dizoo envs that are not gymnasium envs."""
+    hybrid = [k for k in ("policy.action_space", "policy.model.action_space") if _get(main, k) == "hybrid"]
+    if hybrid and compat.PORT_PLAIN_POLICY.get(policy, policy) == "ppo":
+        return (f"a hybrid action space config ({hybrid[0]}='hybrid'): DI-engine's hybrid PPO picks a discrete "
+                f"action type and its continuous arguments; ding_lite's ppo takes discrete, continuous and "
+                f"multi-discrete action spaces, so there is nothing to port it to")
+    if policy in compat.PORT_UNMAPPED_POLICY_TYPES:
+        what, why = compat.PORT_UNMAPPED_POLICY_TYPES[policy]
+        return (f"{what} config (create_config.policy.type='{policy}'): {why}; port DI-engine's on-policy PPO "
+                f"config (type 'ppo') of this env instead")
+    if policy == "ppo" and _get(main, "policy.on_policy") is False:
+        what, why = compat.PORT_UNMAPPED_POLICY_TYPES["ppo_offpolicy"]
+        return (f"{what} config (policy.on_policy=False): {why}; port DI-engine's on-policy PPO config of this env "
+                f"instead")
+    env = _get(create, "env.type") or _get(main, "env.type")
+    if env in compat.DIZOO_NON_GYMNASIUM_ENVS:
+        return (f"a non-gymnasium env config (create_config.env.type='{env}': {compat.DIZOO_NON_GYMNASIUM_ENVS[env]}): "
+                f"ding_lite makes envs by gymnasium id and this env has none; to train it, register a gymnasium "
+                f"version of your own (docs/custom_env.md) and write its config by hand")
     return None
 
 
-def plain_sibling(path: str) -> Optional[str]:
-    """The plain config beside a variant config (``hopper_gail_sac_config.py`` -> ``hopper_sac_config.py``), if it
-    exists."""
+def plain_sibling(path: str, policy: Optional[str] = None) -> Optional[str]:
+    """The plain config beside a variant config, if it exists: ``hopper_gail_sac_config.py`` ->
+    ``hopper_sac_config.py``; for the PPO family (``policy`` 'ppo' or a variant of it), the env's ``*_onppo`` or
+    ``*_ppo`` config (``cartpole_trex_offppo_config.py`` -> ``cartpole_ppo_config.py``)."""
     name = os.path.basename(path)
-    plain = VARIANT_SUFFIX.sub("", name)
-    candidate = os.path.join(os.path.dirname(path), plain)
-    return candidate if plain != name and os.path.exists(candidate) else None
+    candidates = [VARIANT_SUFFIX.sub("", name)]
+    match = PPO_NAME.match(name)
+    if match and compat.PORT_PLAIN_POLICY.get(policy, policy) == "ppo":
+        candidates += [f"{match.group(1)}_onppo_config.py", f"{match.group(1)}_ppo_config.py"]
+    for plain in candidates:
+        candidate = os.path.join(os.path.dirname(path), plain)
+        if plain != name and os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def policy_type_in_text(path: str) -> Optional[str]:
+    """The policy type a config file's text names (``policy=dict(type='ppo_pg')``), for a file that cannot be run."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            match = POLICY_TYPE_TEXT.search(f.read())
+    except OSError:
+        return None
+    return match.group(1) if match else None
 
 
 def is_atari(env_type: Optional[str], env_id: Any) -> bool:
@@ -272,6 +334,17 @@ def action_shape_int(value: Any) -> Optional[int]:
             and not isinstance(value[0], bool):
         return value[0]
     return None
+
+
+ACTIVATION_NAMES = ("relu", "tanh", "elu", "gelu", "silu")  # ding_lite's (torch_utils/network.py ACTIVATIONS)
+
+
+def activation_name(value: Any) -> Optional[str]:
+    """A torch activation module written into a DI-engine config (``activation=nn.Tanh()``) as ding_lite's name of
+    it (``'tanh'``), else None."""
+    cls = type(value)
+    name = cls.__name__.lower()
+    return name if cls.__module__.startswith("torch.nn") and name in ACTIVATION_NAMES else None
 
 
 MAIN_BLOCK = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.M)

@@ -21,8 +21,6 @@ that form as DI-engine steps it (a linear decay per learner iteration, ding_lite
 import math
 from typing import Any, Optional
 
-from ding_lite.utils.errors import UserError
-
 from .port_tree import Entry, Section, entry_at, short
 
 # DI-engine path -> ding_lite path: the same setting under another name or in another section.
@@ -91,10 +89,6 @@ def _set(port: Any, dest: str, value: Any, note: str, summary: str) -> None:
 
 def port_ppo(port: Any) -> None:
     """Rewrite the DI-engine PPO settings of ``port.main`` as ding_lite's ppo takes them (module docstring)."""
-    on_policy = entry_at(port.main, ("policy", "on_policy"))
-    if on_policy is not None and on_policy.value is False:
-        raise UserError("not ported: policy.on_policy=False: DI-engine's off-policy use of PPO (replayed samples); "
-                        "ding_lite's ppo is on-policy only: port DI-engine's on-policy PPO config of this env")
     for source, dest in RENAMES.items():
         if entry_at(port.main, _path(dest)) is not None:
             continue  # ding_lite's own key is set: the walk reports the DI-engine one

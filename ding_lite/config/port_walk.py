@@ -1,5 +1,7 @@
-"""``ding_lite port --walk DIZOO_DIR``: port every IMPALA, ACER, SAC and discrete SAC config of a dizoo tree and tell,
-per config, whether it ported and compiles, ported with TODOs, or was refused, and what changed that affects learning.
+"""``ding_lite port --walk DIZOO_DIR``: port every IMPALA, ACER, SAC, discrete SAC and PPO-family config of a dizoo
+tree and tell, per config, whether it ported and compiles, ported with TODOs, or was refused, and what changed that
+affects learning. The PPO family is DI-engine's on-policy ``ppo`` and the variants port refuses with their reason
+(``ppo_offpolicy``, ``ppo_stdim``, ``ppo_pg``: compat.PORT_UNMAPPED_POLICY_TYPES; multi-agent ``happo``).
 
 docs/porting_from_dingengine.md holds this table for DI-engine 0.5.3's dizoo (a test keeps it up to date).
 """
@@ -11,7 +13,7 @@ from typing import List, Optional
 
 from ding_lite.utils.errors import UserError
 
-POLICY_TYPES = re.compile(r"type=['\"](impala|acer|sac|discrete_sac)['\"]")
+POLICY_TYPES = re.compile(r"type=['\"](impala|acer|sac|discrete_sac|ppo|ppo_offpolicy|ppo_stdim|ppo_pg|happo)['\"]")
 PORTED, TODOS, BROKEN, REFUSED = "ported, compiles", "ported with TODOs", "ported, does not compile", "refused"
 
 
@@ -23,8 +25,8 @@ class Row:
 
 
 def dizoo_configs(root: str) -> List[str]:
-    """Every config file under ``root`` (a path with 'config' in it) whose text names an IMPALA, ACER, SAC or discrete
-    SAC policy type (``type='sac'``, ...), sorted."""
+    """Every config file under ``root`` (a path with 'config' in it) whose text names one of ``POLICY_TYPES``
+    (``type='sac'``, ``type='ppo'``, ...), sorted."""
     found = []
     for folder, dirs, files in os.walk(root):
         dirs.sort()
@@ -53,6 +55,13 @@ _SHORT = [
     (r"changed  env\.stop_value (\S+) -> (\S+)", lambda m: f"stop_value {m[1]} -> {m[2]}"),
     (r"moved    env\.rew_clip -> env\.wrappers", lambda m: "rew_clip -> ClipReward wrapper"),
     (r"moved    env\.frame_stack -> env\.atari\.frame_stack", lambda m: "Atari preprocessing (env.atari)"),
+    (r"set      policy\.unroll_len=(\d+) \((\d+) steps per collection over (\d+) envs\)",
+     lambda m: f"unroll_len {m[1]} (n_sample {m[2]} / {m[3]} envs)"),
+    (r"set      policy\.learn\.value_clip=(\S+) ", lambda m: f"value_clip {m[1]}"),
+    (r"set      policy\.learn\.(\w+)=(\S+) \(DI-engine's default\)", lambda m: f"{m[1]} {m[2]} (DI-engine's default)"),
+    (r"note     DI-engine's defaults (.*) have no ding_lite counterpart",
+     lambda m: f"without DI-engine's {re.sub('=True', '', m[1])}"),
+    (r"removed  policy\.multi_gpu", lambda m: "DDP -> one process"),
 ]
 
 
@@ -73,7 +82,7 @@ def _refusal_words(message: str) -> str:
     if match is None:
         return message.split(": ", 1)[-1][:80]
     kind, detail = match.group(1), match.group(2)
-    method = re.match(r"([A-Z][\w-]*) on top of", detail)
+    method = re.match(r"([A-Z][\w-]*) on top of", detail) or re.search(r"\.type='(\w+)'", detail)
     return f"{kind} ({method.group(1)})" if method else kind
 
 
@@ -92,16 +101,16 @@ def port_one(path: str, root: str, out_dir: str) -> Row:
     else:
         outcome = TODOS if port.todos else PORTED
     if port.todos:
-        words.append(f"{len(port.todos)} TODO(port)")
+        words.append(f"TODO(port): {', '.join(todo.split('=')[0].split(':')[0] for todo in port.todos)}")
     return Row(rel, outcome, "; ".join(words) or "none")
 
 
 def walk(root: str, out_dir: Optional[str] = None) -> List[Row]:
-    """Port every IMPALA/ACER/SAC/discrete SAC config under the dizoo directory ``root`` (into ``out_dir``, a
-    temporary directory by default): a row per config."""
+    """Port every IMPALA/ACER/SAC/discrete SAC/PPO-family config under the dizoo directory ``root`` (into
+    ``out_dir``, a temporary directory by default): a row per config."""
     paths = dizoo_configs(root)
     if not paths:
-        raise UserError(f"no IMPALA, ACER, SAC or discrete SAC config under '{root}' (give the dizoo directory of a "
+        raise UserError(f"no IMPALA, ACER, SAC, discrete SAC or PPO config under '{root}' (give the dizoo directory of a "
                         f"DI-engine checkout or wheel)")
     if out_dir is not None:
         os.makedirs(out_dir, exist_ok=True)

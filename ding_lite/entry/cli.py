@@ -263,7 +263,7 @@ def summary(run_dirs: Tuple[str, ...], threshold: Optional[float], group_by: str
                                                 "directory to write the ported configs to (default: a temporary one).")
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
 @click.option("--walk", "walk_dir", default=None, metavar="DIZOO_DIR",
-              help="Instead of FILE: port every IMPALA, ACER, SAC and discrete SAC config under a dizoo directory and "
+              help="Instead of FILE: port every IMPALA, ACER, SAC, discrete SAC and PPO config under a dizoo directory and "
                    "print a markdown table: ported and compiles, ported with TODOs, or refused, and what changed "
                    "that affects learning.")
 def port(file: Optional[str], out: Optional[str], force: bool, walk_dir: Optional[str]) -> None:

@@ -1,6 +1,7 @@
 """`ding_lite.config.port`: DI-engine config files (tests/config/fixtures/dingengine_*.py, written from the key lists
 of DI-engine's dizoo configs) become ding_lite config files that compile, with every change as a comment."""
 import os
+import re
 import textwrap
 
 import pytest
@@ -230,9 +231,10 @@ def test_a_policy_ding_lite_does_not_have_is_an_error():
 
 
 def test_a_policy_port_does_not_map_is_an_error():
-    with pytest.raises(UserError, match="create_config.policy.type='ppo_offpolicy': DI-engine's off-policy PPO"):
+    with pytest.raises(UserError, match=re.escape("not ported: an off-policy PPO config (create_config.policy.type="
+                                                  "'ppo_offpolicy'): DI-engine's PPO that trains on samples replayed")):
         port_config(dict(env=dict(env_id="CartPole-v1")), dict(policy=dict(type="ppo_offpolicy")))
-    with pytest.raises(UserError, match="not ported: policy.on_policy=False: "):
+    with pytest.raises(UserError, match=re.escape("not ported: an off-policy PPO config (policy.on_policy=False): ")):
         port_config(dict(env=dict(env_id="CartPole-v1"), policy=dict(on_policy=False)), dict(policy=dict(type="ppo")))
 
 

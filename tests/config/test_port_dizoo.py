@@ -1,5 +1,5 @@
-"""Every IMPALA, ACER, SAC and discrete SAC config of DI-engine 0.5.3's dizoo ports to a config that compiles, or is
-refused with one message; the walk table of docs/porting_from_dingengine.md is up to date; a sample trains for a few
+"""Every IMPALA, ACER, SAC, discrete SAC and PPO-family config of DI-engine 0.5.3's dizoo ports to a config that
+compiles, or is refused with one message; the walk table of docs/porting_from_dingengine.md is up to date; a sample trains for a few
 hundred env steps; and each carry-over that changes learning (port_carry.py) is checked on its own.
 
 The dizoo files come from DI-engine's wheel: /tmp/dizoo_0.5.3/dizoo when present, else
@@ -29,20 +29,52 @@ END = "<!-- end of walk table -->"
 LOCAL = "/tmp/dizoo_0.5.3/dizoo"
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "ding_lite_test", "dizoo_0.5.3")
 REFUSED_CONFIGS = {  # config -> the words of its refusal
+    "atari/config/serial/pong/pong_trex_offppo_config.py": "imitation / inverse-RL (TREX)",
+    "atari/config/serial/qbert/qbert_offppo_config.py": "off-policy PPO (ppo_offpolicy)",
+    "atari/config/serial/qbert/qbert_trex_offppo_config.py": "imitation / inverse-RL (TREX)",
+    "atari/config/serial/spaceinvaders/spaceinvaders_offppo_config.py": "off-policy PPO (ppo_offpolicy)",
+    "atari/config/serial/spaceinvaders/spaceinvaders_trex_offppo_config.py": "imitation / inverse-RL (TREX)",
     "box2d/bipedalwalker/config/bipedalwalker_gail_sac_config.py": "imitation / inverse-RL (GAIL)",
+    "box2d/bipedalwalker/config/bipedalwalker_ppopg_config.py": "critic-free PPO-PG (ppo_pg)",
+    "box2d/lunarlander/config/lunarlander_gcl_config.py": "imitation / inverse-RL (GCL)",
+    "box2d/lunarlander/config/lunarlander_offppo_config.py": "off-policy PPO (ppo_offpolicy)",
+    "box2d/lunarlander/config/lunarlander_rnd_onppo_config.py": "exploration-bonus (RND)",
+    "box2d/lunarlander/config/lunarlander_trex_offppo_config.py": "imitation / inverse-RL (TREX)",
+    "classic_control/cartpole/config/cartpole_gcl_config.py": "imitation / inverse-RL (GCL)",
+    "classic_control/cartpole/config/cartpole_ppo_icm_config.py": "exploration-bonus (ICM)",
+    "classic_control/cartpole/config/cartpole_ppo_offpolicy_config.py": "off-policy PPO (ppo_offpolicy)",
+    "classic_control/cartpole/config/cartpole_ppo_stdim_config.py": "ST-DIM PPO (ppo_stdim)",
+    "classic_control/cartpole/config/cartpole_ppopg_config.py": "critic-free PPO-PG (ppo_pg)",
+    "classic_control/cartpole/config/cartpole_rnd_onppo_config.py": "exploration-bonus (RND)",
+    "classic_control/cartpole/config/cartpole_trex_offppo_config.py": "imitation / inverse-RL (TREX)",
+    "classic_control/cartpole/config/cartpole_trex_onppo_config.py": "imitation / inverse-RL (TREX)",
     "classic_control/pendulum/config/pendulum_sac_data_generation_config.py": "data-generation",
     "classic_control/pendulum/config/pendulum_sqil_sac_config.py": "imitation / inverse-RL (SQIL)",
+    "gym_hybrid/config/gym_hybrid_hppo_config.py": "hybrid action space",
     "mujoco/config/ant_gail_sac_config.py": "imitation / inverse-RL (GAIL)",
+    "mujoco/config/ant_trex_onppo_config.py": "imitation / inverse-RL (TREX)",
     "mujoco/config/ant_trex_sac_config.py": "imitation / inverse-RL (TREX)",
     "mujoco/config/halfcheetah_gail_sac_config.py": "imitation / inverse-RL (GAIL)",
     "mujoco/config/halfcheetah_gcl_sac_config.py": "imitation / inverse-RL (GCL)",
+    "mujoco/config/halfcheetah_trex_onppo_config.py": "imitation / inverse-RL (TREX)",
     "mujoco/config/halfcheetah_trex_sac_config.py": "imitation / inverse-RL (TREX)",
     "mujoco/config/hopper_gail_sac_config.py": "imitation / inverse-RL (GAIL)",
+    "mujoco/config/hopper_gcl_config.py": "imitation / inverse-RL (GCL)",
     "mujoco/config/hopper_sac_data_generation_config.py": "data-generation",
+    "mujoco/config/hopper_trex_onppo_config.py": "imitation / inverse-RL (TREX)",
     "mujoco/config/hopper_trex_sac_config.py": "imitation / inverse-RL (TREX)",
     "mujoco/config/walker2d_gail_sac_config.py": "imitation / inverse-RL (GAIL)",
+    "mujoco/config/walker2d_gcl_config.py": "imitation / inverse-RL (GCL)",
+    "mujoco/config/walker2d_trex_onppo_config.py": "imitation / inverse-RL (TREX)",
     "mujoco/config/walker2d_trex_sac_config.py": "imitation / inverse-RL (TREX)",
+    "overcooked/config/overcooked_ppo_config.py": "multi-agent",
+    "petting_zoo/config/ptz_simple_spread_happo_config.py": "multi-agent",
+    "petting_zoo/config/ptz_simple_spread_mappo_config.py": "multi-agent",
     "petting_zoo/config/ptz_simple_spread_masac_config.py": "multi-agent",
+    "procgen/config/coinrun_ppo_config.py": "non-gymnasium env (procgen)",
+    "procgen/config/maze_ppo_config.py": "non-gymnasium env (procgen)",
+    "rocket/config/rocket_hover_ppo_config.py": "non-gymnasium env (rocket)",
+    "rocket/config/rocket_landing_ppo_config.py": "non-gymnasium env (rocket)",
 }
 
 
@@ -73,11 +105,11 @@ def rows(dizoo, tmp_path_factory):
         return walk(dizoo, str(tmp_path_factory.mktemp("ported")))
 
 
-def test_all_34_port_and_compile_or_are_refused(rows, tmp_path_factory):
-    assert len(rows) == 34
+def test_all_81_port_and_compile_or_are_refused(rows, tmp_path_factory):
+    assert len(rows) == 81  # 34 IMPALA, ACER and SAC configs, 47 of the PPO family
     assert not [r for r in rows if r.outcome == BROKEN]
     assert {r.path: r.learning for r in rows if r.outcome == REFUSED} == REFUSED_CONFIGS
-    assert len([r for r in rows if r.outcome != REFUSED]) == 20
+    assert len([r for r in rows if r.outcome != REFUSED]) == 35
 
 
 def test_the_walk_table_of_the_doc_is_up_to_date(rows):
@@ -94,6 +126,25 @@ def test_a_refusal_is_one_line_naming_the_plain_config(dizoo):
     message = str(info.value)
     assert "\n" not in message and "not ported: an imitation / inverse-RL config (GAIL on top of sac" in message
     assert "silently train plain sac" in message and message.endswith("hopper_sac_config.py)")
+
+
+@pytest.mark.parametrize("rel, words, plain", [
+    ("atari/config/serial/pong/pong_trex_offppo_config.py", "an imitation / inverse-RL config (TREX on top of ppo_offpolicy",
+     "pong_ppo_config.py"),
+    ("atari/config/serial/qbert/qbert_offppo_config.py", "an off-policy PPO config", "qbert_onppo_config.py"),
+    ("mujoco/config/hopper_gcl_config.py", "an imitation / inverse-RL config (GCL on top of ppo:",
+     "hopper_onppo_config.py"),
+    ("classic_control/cartpole/config/cartpole_ppo_icm_config.py", "an exploration-bonus config (ICM",
+     "cartpole_ppo_config.py"),
+    # it imports DI-engine (ding.model.common), so it cannot be run: refused by the policy type its text names
+    ("box2d/bipedalwalker/config/bipedalwalker_ppopg_config.py", "a critic-free PPO-PG config",
+     "bipedalwalker_ppo_config.py"),
+])
+def test_a_ppo_variant_is_refused_naming_the_plain_ppo_config(dizoo, rel, words, plain):
+    with pytest.raises(UserError) as info:
+        port_file(os.path.join(dizoo, rel), "/nonexistent/out.py")
+    message = str(info.value)
+    assert "\n" not in message and f"not ported: {words}" in message and message.endswith(f"/{plain})")
 
 
 def _ported(dizoo, rel, tmp_path):
@@ -128,6 +179,8 @@ def test_ported_atari_configs_build_a_conv_encoder(dizoo, rel, tmp_path):
     ("classic_control/cartpole/config/cartpole_impala_config.py", []),
     ("classic_control/pendulum/config/pendulum_sac_config.py", ["policy.random_collect_size=100"]),
     ("mujoco/config/hopper_sac_config.py", ["policy.random_collect_size=100", "policy.learn.batch_size=32"]),
+    ("classic_control/cartpole/config/cartpole_ppo_config.py", []),  # 8 envs x 32 steps per collection
+    ("classic_control/pendulum/config/pendulum_ppo_config.py", ["policy.unroll_len=10"]),  # 10 envs x 10 steps
 ])
 def test_a_sample_of_ported_configs_trains(dizoo, rel, overrides, tmp_path, monkeypatch):
     if "mujoco" in rel:
@@ -236,6 +289,35 @@ def test_what_ding_lite_does_not_support_is_refused(main, fragment):
     main = dict(main, env=dict(env_id="Pendulum-v1"))
     with pytest.raises(UserError, match=re.escape(fragment)):
         port_config(main, dict(policy=dict(type="sac")))
+
+
+@pytest.mark.parametrize("main, create, fragment", [
+    (dict(policy=dict(action_space="hybrid")), {}, "a hybrid action space config (policy.action_space='hybrid')"),
+    (dict(policy=dict(on_policy=False)), {}, "an off-policy PPO config (policy.on_policy=False)"),
+    ({}, dict(policy=dict(type="ppo_stdim")), "an ST-DIM PPO config (create_config.policy.type='ppo_stdim')"),
+    ({}, dict(reward_model=dict(type="rnd")), "an exploration-bonus config (RND on top of ppo"),
+    ({}, dict(env=dict(type="procgen")), "a non-gymnasium env config (create_config.env.type='procgen'"),
+])
+def test_what_ding_lite_ppo_does_not_support_is_refused(main, create, fragment):
+    main = dict(main, env=dict(env_id="CartPole-v1"))
+    with pytest.raises(UserError, match=re.escape(f"not ported: {fragment}")):
+        port_config(main, dict(dict(policy=dict(type="ppo")), **create))
+
+
+def test_di_engines_ppo_model_keys_are_ported():
+    """DI-engine's MuJoCo PPO model: ``activation=nn.Tanh()`` (a module, which no config file can hold) becomes
+    'tanh'; ``bound_type='tanh'`` is a TODO saying what leaving it out changes; ``policy.collect.collector_env_num``
+    (DI-engine's copy of env.collector_env_num) goes."""
+    from torch import nn
+    main = dict(env=dict(env_id="Pendulum-v1", collector_env_num=4),
+                policy=dict(model=dict(activation=nn.Tanh(), bound_type="tanh"),
+                            collect=dict(n_sample=64, collector_env_num=4)))
+    port, plain, text = _port(main, dict(policy=dict(type="ppo")))
+    assert plain["policy"]["model"]["activation"] == "tanh" and "collector_env_num" not in plain["policy"]["collect"]
+    assert [t.split(":")[0] for t in port.todos] == ["policy.model.bound_type='tanh'"]
+    assert "squashes the Gaussian's mean with tanh" in text
+    cfg = compile_config(plain, port.create.to_plain())
+    assert cfg.policy.model.activation == "tanh" and cfg.env.collector_env_num == 4
 
 
 def test_notes_concern_the_configs_own_policy():
