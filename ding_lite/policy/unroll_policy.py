@@ -372,16 +372,27 @@ def compact_observations(segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Te
     x_0 .. x_T and ``final_obs`` (1, N, ...), the final observation of each env's one step t < T-1 that was truncated
     and not terminated (zeros where none was); see the module docstring."""
     obs, next_obs = segment["obs"], segment["next_obs"]
+    out = {k: v for k, v in segment.items() if k not in ("obs", "next_obs")}
+    out["obs"] = tree_map(lambda x, y: torch.cat([x, y[-1:]], dim=0), obs, next_obs)
+    out["final_obs"] = single_final_obs(segment, "policy.obs_storage: compact storage keeps one final observation "
+                                                 "per unroll", "policy.obs_storage='full'")
+    return out
+
+
+def single_final_obs(segment: Dict[str, torch.Tensor], what: str, other_fix: str) -> Tree:
+    """``final_obs`` (1, N, ...) of a time-major segment (T, N, ...): the ``next_obs`` of each env's one step
+    t < T-1 that was truncated and not terminated, zeros where none was. An env with two such steps stops with a
+    UserError that starts with ``what`` (why one is all there is room for) and offers ``other_fix``."""
+    next_obs = segment["next_obs"]
     T = segment["reward"].shape[0]
     boot = segment["truncated"][:-1] & ~segment["terminated"][:-1]  # (T-1, N)
     counts = boot.sum(0)
     if (counts > 1).any():
         env = int(torch.nonzero(counts > 1)[0, 0])
         steps = torch.nonzero(boot[:, env]).flatten().tolist()
-        raise UserError(f"policy.obs_storage: env {env} had {int(counts[env])} episodes cut by a time limit (steps "
-                        f"{steps}) within one unroll of {T} steps; compact storage keeps one final "
-                        f"observation per unroll. Use an unroll_len no longer than the episodes' time limit, or "
-                        f"policy.obs_storage='full'")
+        raise UserError(f"{what}, and env {env} had {int(counts[env])} episodes cut by a time limit (steps "
+                        f"{steps}) within one unroll of {T} steps. Use an unroll_len no longer than the episodes' "
+                        f"time limit, or {other_fix}")
     t, n = boot.nonzero(as_tuple=True) if counts.any() else (None, None)
 
     def final(x: torch.Tensor) -> torch.Tensor:
@@ -390,7 +401,4 @@ def compact_observations(segment: Dict[str, torch.Tensor]) -> Dict[str, torch.Te
             out[0, n] = x[t, n]
         return out
 
-    out = {k: v for k, v in segment.items() if k not in ("obs", "next_obs")}
-    out["obs"] = tree_map(lambda x, y: torch.cat([x, y[-1:]], dim=0), obs, next_obs)
-    out["final_obs"] = tree_map(final, next_obs)
-    return out
+    return tree_map(final, next_obs)
