@@ -26,7 +26,8 @@ RECOMPUTE_KEYS = {"reward", "terminated", "truncated", "boot_obs"}  # what the o
 def make_policy(unroll_len=UNROLL, time_limit=TIME_LIMIT, normalize_obs=False, seed=0, **learn):
     main = dict(env=dict(env_id="CartPole-v1", max_episode_steps=time_limit, collector_env_num=N_ENV,
                          normalize_obs=normalize_obs),
-                policy=dict(unroll_len=unroll_len, collect=dict(n_sample=N_ENV), model=dict(encoder_hidden_size_list=[16]),
+                policy=dict(unroll_len=unroll_len, collect=dict(n_sample=N_ENV),
+                            model=dict(encoder_hidden_size_list=[16]),
                             learn=dict(batch_size=N_ENV, learning_rate=0.01, **learn)))
     cfg = compile_config(main, dict(env=dict(type="gym"), policy=dict(type="ppo")))
     venv = make_vector_env(cfg.env, N_ENV, seed=seed)
