@@ -313,14 +313,15 @@ class PPOPolicy(UnrollPolicy):
         (reward units) join the value_norm statistics, then ``steps``' ``value``, ``advantage`` and ``return``
         (divided by the new sigma_R) are replaced by those of the current critic. Returns the new returns in reward
         units, which join the statistics at the next recompute or after the update."""
+        scale = torch.ones((), device=self._device)
         if self._return_scale is not None:
             self._return_scale.update(previous)
+            scale = self._return_scale.scale()  # on the device: no wait for a GPU
         learn = self._cfg.learn
         values, advantages, returns = recompute_gae(
-            lambda obs: self._model(obs, mode="compute_critic")["value"], steps["obs"], recompute,
-            self._value_scale().to(self._device), learn.discount_factor, learn.gae_lambda)
-        steps["value"], steps["advantage"] = values, advantages
-        steps["return"] = returns if self._return_scale is None else returns / self._return_scale.scale()
+            lambda obs: self._model(obs, mode="compute_critic")["value"], steps["obs"], recompute, scale,
+            learn.discount_factor, learn.gae_lambda)
+        steps["value"], steps["advantage"], steps["return"] = values, advantages, returns / scale
         return returns
 
     def _update(self, mb: Dict[str, Any]) -> Dict[str, torch.Tensor]:
