@@ -14,11 +14,10 @@ units; this pass rewrites those before the key-by-key walk of ``port.py`` (which
   ``learn.value_clip`` to it; its defaults that differ from ding_lite's (``DEFAULTS``) are written where unset.
 
 ``learn.value_norm`` means the same in both (the critic learns the returns divided by their running std) and
-keeps its name; ``recompute_adv`` (the advantages recomputed with the current critic before the epochs) is ding_lite's
-``learn.recompute_adv``, which DI-engine defaults to True (it recomputes before every epoch, the first included, where
-ding_lite's critic is still the collector's: the same targets). Its keys with no ding_lite counterpart
-(ppo_param_init, ...) are compat table entries,
-ported by the walk like any other. ``learn.lr_scheduler=dict(epoch_num, min_lr_lambda)`` is kept: ding_lite reads
+keeps its name; ``recompute_adv`` (the advantages recomputed with the current critic before the epochs; DI-engine
+also before the first, with the critic that collected) is ding_lite's ``learn.recompute_adv``, and DI-engine's default
+of True is written where unset. Its keys with no ding_lite counterpart (ppo_param_init, ...) are compat table
+entries, ported by the walk like any other. ``learn.lr_scheduler=dict(epoch_num, min_lr_lambda)`` is kept: ding_lite reads
 that form as DI-engine steps it (a linear decay per learner iteration, ding_lite/torch_utils/lr_schedule.py).
 """
 import math
