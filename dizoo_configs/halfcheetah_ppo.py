@@ -6,9 +6,9 @@ Tianshou's published MuJoCo PPO settings (examples/mujoco/mujoco_ppo.py, the run
 annealed linearly to 0, gamma 0.99, GAE lambda 0.95, clip 0.2, no entropy bonus, value loss weight 0.25, gradient norm
 clipped at 0.5, separate actor and critic of two 64-unit tanh layers, state-independent log std starting at -0.5,
 observations normalised by running statistics, value targets normalised by the running std of the returns
-(``value_norm``, Tianshou's rew_norm), no advantage normalisation. Not here: Tianshou's recomputation of the
-advantages before each epoch (ding_lite's PPO computes them once, at collection). Evaluation: 10 deterministic episodes
-every 5 collections.
+(``value_norm``, Tianshou's rew_norm), no advantage normalisation. Off here: Tianshou's recomputation of the
+advantages before each epoch (``--set policy.learn.recompute_adv=True``; docs/ppo.md). Evaluation: 10 deterministic
+episodes every 5 collections.
 
 Run it:  ding_lite -m serial -c dizoo_configs/halfcheetah_ppo.py -s 0 --env-step 300000 --set torch_threads=1
 """

@@ -121,10 +121,11 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
                                   "from the target critics, as in the second SAC paper); remove it",
     "policy.collect.noise_sigma": "has no effect: SAC explores by sampling its own stochastic policy, with no added "
                                   "noise; remove it",
-    # PPO keys of DI-engine with no ding_lite counterpart (its renamed ones are port_ppo.RENAMES).
-    "policy.recompute_adv": "not supported: DI-engine's PPO recomputes the advantages with the current critic before "
-                            "each epoch; ding_lite's ppo computes them once, at collection, with the critic that "
-                            "collected (as the PPO paper and SB3 do); remove it",
+    # PPO keys of DI-engine: recompute_adv lives elsewhere (port_ppo.RENAMES moves it in a ppo port, as the others
+    # renamed there); the rest have no ding_lite counterpart.
+    "policy.recompute_adv": "lives at policy.learn.recompute_adv in ding_lite, an option of policy 'ppo' only (the "
+                            "advantages recomputed with the current critic before each epoch after the first); move "
+                            "it there (another policy: remove it)",
     "policy.learn.ppo_param_init": "not supported as a switch: ding_lite's models always initialise orthogonally "
                                    "(gain sqrt(2), policy output layer 0.01), as DI-engine's ppo_param_init does, but "
                                    "keep the Gaussian's log std at log(policy.model.init_sigma) where DI-engine sets "
@@ -310,6 +311,7 @@ PORT_MOVES: Dict[str, str] = {
     "policy.eval.evaluator.stop_value": "env.stop_value",
     "env.frame_stack": "env.atari.frame_stack",
     "policy.collect.collector_env_num": "env.collector_env_num",
+    "policy.recompute_adv": "policy.learn.recompute_adv",
     **{f"policy.other.replay_buffer.{key}": f"policy.other.replay_buffer.{dest}"
        for key, (dest, _) in PRIORITY_KEYS.items()},
 }
@@ -319,7 +321,6 @@ PORT_TODO: Dict[str, Any] = {
     "policy.multi_agent": False,
     "env.norm_obs": {"use_norm": False},
     "env.norm_reward": {"use_norm": False},
-    "policy.recompute_adv": False,
     "policy.learn.ppo_param_init": False,
     "policy.nstep_return": False,
     "policy.learn.kl_beta": 0.0,

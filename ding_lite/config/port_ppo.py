@@ -14,8 +14,10 @@ units; this pass rewrites those before the key-by-key walk of ``port.py`` (which
   ``learn.value_clip`` to it; its defaults that differ from ding_lite's (``DEFAULTS``) are written where unset.
 
 ``learn.value_norm`` means the same in both (the critic learns the returns divided by their running std) and
-keeps its name. Its keys with no ding_lite counterpart (recompute_adv, ppo_param_init, ...) are compat table entries,
-ported by the walk like any other. ``learn.lr_scheduler=dict(epoch_num, min_lr_lambda)`` is kept: ding_lite reads
+keeps its name; ``recompute_adv`` (the advantages recomputed with the current critic before the epochs; DI-engine
+also before the first, with the critic that collected) is ding_lite's ``learn.recompute_adv``, and DI-engine's default
+of True is written where unset. Its keys with no ding_lite counterpart (ppo_param_init, ...) are compat table
+entries, ported by the walk like any other. ``learn.lr_scheduler=dict(epoch_num, min_lr_lambda)`` is kept: ding_lite reads
 that form as DI-engine steps it (a linear decay per learner iteration, ding_lite/torch_utils/lr_schedule.py).
 """
 import math
@@ -31,9 +33,10 @@ RENAMES = {
     "policy.learn.adv_norm": "policy.learn.normalize_advantage",
     "policy.collect.discount_factor": "policy.learn.discount_factor",
     "policy.collect.gae_lambda": "policy.learn.gae_lambda",
+    "policy.recompute_adv": "policy.learn.recompute_adv",
 }
 # DI-engine's PPO defaults that ding_lite's ppo cannot follow (compat.MAIN_CONFIG_KEYS says why, per key).
-UNFOLLOWED_DEFAULTS = {"policy.recompute_adv": True, "policy.learn.ppo_param_init": True}
+UNFOLLOWED_DEFAULTS = {"policy.learn.ppo_param_init": True}
 # ding_lite path -> (DI-engine's default, its key): written when the DI-engine config leaves the key unset.
 DEFAULTS = {
     "policy.learn.epochs": (10, "learn.epoch_per_collect"),
@@ -42,6 +45,8 @@ DEFAULTS = {
     "policy.learn.entropy_weight": (0.0, "learn.entropy_weight"),
     # the same running std of the returns (scale only) in both; DI-engine's default is on
     "policy.learn.value_norm": (True, "learn.value_norm"),
+    # the advantages recomputed with the current critic before each epoch after the first (DI-engine: every epoch)
+    "policy.learn.recompute_adv": (True, "recompute_adv"),
 }
 DI_ENGINE_CLIP_RATIO = 0.2
 

@@ -11,6 +11,11 @@ One iteration of the algorithm is one collection and one learner update:
    remaining passes once a pass's mean approximate KL from the collecting policy exceeds it.
 3. the batch is dropped, and the next collection acts with the new weights.
 
+``learn.recompute_adv`` (off by default; Tianshou's and DI-engine's option): every epoch after the first starts by
+recomputing the values, advantages and returns of the whole batch with the current critic
+(:mod:`ding_lite.policy.ppo_recompute`, which says what value_norm, normalize_obs and value_clip do then); the samples
+then also keep the rewards, episode ends and bootstrap observations GAE reads. Feed-forward models only.
+
 On-policy through the one data path (the replay buffer and the training loop, nothing beside them): the buffer holds
 one collection (``replay_buffer_size >= n_sample``); the one update per collection (``update_per_collect=1``) samples
 ``batch_size = n_sample`` unrolls without replacement (``replacement=False``: every unroll exactly once), which
@@ -52,6 +57,7 @@ from ding_lite.torch_utils.tree import leading_dim
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
 from .checks import check_optimizer, check_positive
+from .ppo_recompute import RECOMPUTE_KEYS, recompute_gae, recompute_inputs
 from .unroll_policy import UnrollPolicy
 
 # Logged means over the minibatch updates of one learner update.
@@ -99,6 +105,10 @@ class PPOPolicy(UnrollPolicy):
             # divided by their running std, so the value loss has the same scale whatever the rewards'. The std is
             # kept with the model (model.return_scale) and updated after each update from its batch's returns.
             value_norm=False,
+            # (bool) Tianshou's and DI-engine's recompute_adv: before every epoch after the first, recompute V(x_t),
+            # the bootstrap values and GAE's advantages and returns with the current critic (module docstring).
+            # Feed-forward models only; the samples then also keep reward, terminated, truncated and ``boot_obs``.
+            recompute_adv=False,
             # (float) None: every epoch runs. A number: stop the remaining epochs of a batch once an epoch's mean
             # approximate KL(pi_old || pi) exceeds it.
             target_kl=None,
@@ -141,6 +151,10 @@ class PPOPolicy(UnrollPolicy):
         if buffer.replay_buffer_size < n_sample:
             raise ConfigError(f"{path}.other.replay_buffer.replay_buffer_size={buffer.replay_buffer_size}: must hold "
                               f"a whole collection, at least {path}.collect.n_sample={n_sample}")
+        if learn.recompute_adv and cfg.model.get("core") is not None:
+            raise ConfigError(f"{path}.learn.recompute_adv=True: not supported with {path}.model.core="
+                              f"{cfg.model.core!r} (the recurrent learner keeps the advantages of collection); set "
+                              f"{path}.learn.recompute_adv=False")
         if cfg.obs_storage != "auto":
             raise ConfigError(f"{path}.obs_storage={cfg.obs_storage!r}: PPO stores one observation per step (its "
                               f"advantages are computed at collection); remove the key")
@@ -213,6 +227,8 @@ class PPOPolicy(UnrollPolicy):
                   "advantage": advantages, "return": returns}
         if "action_mask" in segment:  # the learner masks pi with the mask the actor used
             sample["action_mask"] = segment["action_mask"]
+        if self._cfg.learn.recompute_adv:  # what GAE needs again at the learner (ppo_recompute.py)
+            sample.update(recompute_inputs(segment))
         if "core_state" in segment:  # the learner replays the unroll from its initial state, resetting at the ends
             sample["core_state"] = segment["core_state"][:1]
             sample["done"] = terminated | truncated
@@ -242,6 +258,12 @@ class PPOPolicy(UnrollPolicy):
         A recurrent core (``core_state`` in ``data``): the minibatches are whole unrolls (module docstring)."""
         learn = self._cfg.learn
         recurrent = "core_state" in data
+        recompute = None
+        if learn.recompute_adv:  # kept (B, T, ...) apart from the steps: no minibatch reads them
+            data = dict(data)
+            recompute = tree_map(lambda x: x.to(self._device, non_blocking=True),
+                                 {key: data.pop(key) for key in RECOMPUTE_KEYS})
+            recompute["boot_obs"] = self._normalized(recompute["boot_obs"])
         if recurrent:  # whole unrolls: the leaves stay (B, T, ...)
             steps = tree_map(lambda x: x.to(self._device, non_blocking=True), data)
         else:
@@ -256,9 +278,12 @@ class PPOPolicy(UnrollPolicy):
         else:
             n = leading_dim(steps["obs"])
             n_minibatches = math.ceil(n / learn.minibatch_size)
+        explained = explained_variance(steps["value"], steps["return"])  # the critic of collection
         stats: List[Dict[str, torch.Tensor]] = []
         epochs = 0
-        for _ in range(learn.epochs):
+        for epoch in range(learn.epochs):
+            if recompute is not None and epoch > 0:
+                returns = self._recompute_targets(steps, recompute, returns)
             order = torch.randperm(n, device=self._device)
             for index in order.tensor_split(n_minibatches):
                 if recurrent:
@@ -277,10 +302,27 @@ class PPOPolicy(UnrollPolicy):
             self._return_scale.update(returns)
         means = {key: torch.stack([s[key] for s in stats]).mean() for key in UPDATE_STATS}
         info = {"cur_lr": self._optimizer.param_groups[0]["lr"], **means, "epochs": epochs,
-                "explained_variance": explained_variance(steps["value"], steps["return"])}
+                "explained_variance": explained}
         if self._return_scale is not None:
             info["return_scale"] = self._return_scale.scale()
         return info
+
+    def _recompute_targets(self, steps: Dict[str, Any], recompute: Dict[str, Any],
+                           previous: torch.Tensor) -> torch.Tensor:
+        """``learn.recompute_adv`` before an epoch (:mod:`ding_lite.policy.ppo_recompute`): the previous returns
+        (reward units) join the value_norm statistics, then ``steps``' ``value``, ``advantage`` and ``return``
+        (divided by the new sigma_R) are replaced by those of the current critic. Returns the new returns in reward
+        units, which join the statistics at the next recompute or after the update."""
+        scale = torch.ones((), device=self._device)
+        if self._return_scale is not None:
+            self._return_scale.update(previous)
+            scale = self._return_scale.scale()  # on the device: no wait for a GPU
+        learn = self._cfg.learn
+        values, advantages, returns = recompute_gae(
+            lambda obs: self._model(obs, mode="compute_critic")["value"], steps["obs"], recompute, scale,
+            learn.discount_factor, learn.gae_lambda)
+        steps["value"], steps["advantage"], steps["return"] = values, advantages, returns / scale
+        return returns
 
     def _update(self, mb: Dict[str, Any]) -> Dict[str, torch.Tensor]:
         """One gradient step on a minibatch of steps (leaves (M, ...)); its detached loss terms and diagnostics.

@@ -52,14 +52,15 @@ EXPECTED = {
          "set policy.unroll_len=32: DI-engine's PPO collects n_sample=256 env steps per collection, 32 per env",
          "set policy.learn.value_clip=0.2: DI-engine's PPO always clips the value loss with clip_ratio",
          "set policy.learn.value_norm=True: DI-engine's default of learn.value_norm",
-         "note: DI-engine's PPO defaults recompute_adv=True, ppo_param_init=True",
+         "set policy.learn.recompute_adv=True: DI-engine's default of recompute_adv",
+         "note: DI-engine's PPO defaults ppo_param_init=True,",
          "changed env.stop_value 195 -> 475"],
         {"env.env_id": "CartPole-v1", "env.stop_value": 475, "policy.type": "ppo", "policy.unroll_len": 32,
          "policy.collect.n_sample": 8, "policy.learn.batch_size": 8, "policy.other.replay_buffer.replay_buffer_size": 8,
          "policy.learn.epochs": 2, "policy.learn.minibatch_size": 64, "policy.learn.discount_factor": 0.9,
          "policy.learn.gae_lambda": 0.95, "policy.learn.value_clip": 0.2, "policy.learn.entropy_weight": 0.01,
          "policy.learn.learning_rate": 0.001, "policy.model.encoder_hidden_size_list": [64, 64, 128],
-         "policy.learn.value_norm": True,
+         "policy.learn.value_norm": True, "policy.learn.recompute_adv": True,
          "policy.other.replay_buffer.max_use": 1}),
 }
 
@@ -241,14 +242,14 @@ def test_a_policy_port_does_not_map_is_an_error():
 def test_ppo_keys_without_a_counterpart_are_todos_or_removed_when_off():
     """DI-engine's PPO options ding_lite lacks: a TODO(port) naming the key when on, removed when off; DI-engine's
     defaults that differ are written where unset; n_sample steps become unrolls of the env count; DI-engine's
-    lr_scheduler form is kept (ding_lite reads it)."""
+    lr_scheduler form is kept (ding_lite reads it); recompute_adv moves to policy.learn."""
     main = dict(env=dict(env_id="CartPole-v1", collector_env_num=4),
-                policy=dict(recompute_adv=True, learn=dict(value_norm=True, ppo_param_init=False, kl_beta=0.0,
-                                                           kl_type="k1", lr_scheduler=dict(epoch_num=10,
-                                                                                           min_lr_lambda=0.1)),
+                policy=dict(nstep_return=True, learn=dict(value_norm=True, ppo_param_init=False, kl_beta=0.0,
+                                                          kl_type="k1", lr_scheduler=dict(epoch_num=10,
+                                                                                          min_lr_lambda=0.1)),
                             collect=dict(n_sample=250, unroll_len=1)))
     port = port_config(main, dict(policy=dict(type="ppo")))
-    assert [t.split(":")[0] for t in port.todos] == ["policy.recompute_adv=True"]
+    assert [t.split(":")[0] for t in port.todos] == ["policy.nstep_return=True"]
     assert any("ppo_param_init" in c for c in port.changes) and any("kl_type" in c for c in port.changes)
     plain = port.main.to_plain()
     assert plain["policy"]["unroll_len"] == 63 and plain["policy"]["collect"] == {"n_sample": 4}
@@ -258,4 +259,18 @@ def test_ppo_keys_without_a_counterpart_are_todos_or_removed_when_off():
     assert learn["batch_size"] == 4 and learn["value_clip"] == 0.2
     assert learn["value_norm"] is True  # the same option in both: kept
     assert learn["lr_scheduler"] == dict(epoch_num=10, min_lr_lambda=0.1)
+    assert learn["recompute_adv"] is True  # DI-engine's default, written where unset
     compile_config(plain, port.create.to_plain())
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_ppo_recompute_adv_moves_to_learn_with_its_value(value):
+    """DI-engine's policy.recompute_adv is ding_lite's policy.learn.recompute_adv: moved with the config's value (not
+    replaced by DI-engine's default True), with one comment; the ported config compiles."""
+    main = dict(env=dict(env_id="CartPole-v1", collector_env_num=4),
+                policy=dict(recompute_adv=value, collect=dict(n_sample=64, unroll_len=1)))
+    port = port_config(main, dict(policy=dict(type="ppo")))
+    assert not port.todos and "moved    policy.recompute_adv -> policy.learn.recompute_adv" in port.changes
+    plain = port.main.to_plain()
+    assert "recompute_adv" not in plain["policy"] and plain["policy"]["learn"]["recompute_adv"] is value
+    assert compile_config(plain, port.create.to_plain()).policy.learn.recompute_adv is value
