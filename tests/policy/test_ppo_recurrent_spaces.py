@@ -1,0 +1,89 @@
+"""PPOPolicy with the LSTM core beyond a flat observation and one Discrete action, through the real collector and
+real envs: observation normalisation (CartPole), a Gaussian policy (Pendulum, cut by a short time limit), nested Dict
+observations (GoalGrid) and action masks (WallGrid, whose mask leaves a Dict observation).
+
+For each, the learner's replay of the stored unrolls (from their initial states, with the resets of acting, on the
+observations normalised as the learner sees them, re-masked with the stored masks) reproduces the collector's
+log-probabilities and values, so the first minibatch of an update is on-policy: approximate KL 0, nothing clipped.
+With ``normalize_obs`` this holds for the second collection, after the statistics moved by the first update.
+"""
+import pytest
+import torch
+
+import ding_lite.model  # noqa: F401  (registers the models)
+from ding_lite.config import compile_config
+from ding_lite.entry.build import resolve_env_spaces
+from ding_lite.envs import EnvSpec, make_vector_env
+from ding_lite.policy import PPOPolicy
+from ding_lite.torch_utils import make_dist
+from ding_lite.torch_utils.tree import tree_map
+from ding_lite.worker import SampleCollector
+
+N_ENV, T = 3, 8
+MODEL = dict(core="lstm", core_size=8, encoder_hidden_size_list=[16], actor_head_hidden_size=16,
+             critic_head_hidden_size=16)
+CASES = {  # name -> env section
+    "normalize_obs": dict(env_id="CartPole-v1", normalize_obs=True),
+    "gaussian": dict(env_id="Pendulum-v1", max_episode_steps=5),
+    "nested": dict(type="goal_grid", kwargs=dict(nesting="nested", max_steps=6)),
+    "action_mask": dict(type="wall_grid", action_mask_key="action_mask", kwargs=dict(maze="open", max_steps=6)),
+}
+
+
+def make_policy(name, share_encoder=True, **learn):
+    env = dict(collector_env_num=N_ENV, manager=dict(type="base"), **CASES[name])
+    main = dict(env=env, policy=dict(unroll_len=T, model=dict(MODEL, share_encoder=share_encoder),
+                                     learn=dict(batch_size=N_ENV, **learn), collect=dict(n_sample=N_ENV),
+                                     other=dict(replay_buffer=dict(replay_buffer_size=N_ENV))))
+    create = dict(env=dict(type=env.pop("type", "gym")), policy=dict(type="ppo"))
+    cfg = compile_config((main, create))
+    venv = make_vector_env(cfg.env, N_ENV, seed=0)
+    resolve_env_spaces(cfg, EnvSpec.from_spaces(venv.single_observation_space, venv.single_action_space))
+    torch.manual_seed(0)
+    return venv, PPOPolicy(cfg.policy)
+
+
+def replay(policy, samples):
+    """The learner's view of a batch of unrolls (B, T, ...): log pi(a_t|x_t) and V(x_t), (B, T), from the model's
+    replay of the normalised observations from the stored initial states, masked with the stored masks."""
+    B = samples["done"].shape[0]
+    obs = tree_map(lambda x: x.transpose(0, 1).flatten(0, 1), policy._normalized(samples["obs"]))
+    with torch.no_grad():
+        out = policy.model.forward_unroll(obs, samples["core_state"][:, 0], samples["done"].t())
+    mask = samples.get("action_mask")
+    mask = None if mask is None else mask.transpose(0, 1).flatten(0, 1)
+    action = samples["action"].transpose(0, 1).flatten(0, 1)
+    logp = make_dist(policy.cfg.action_space, out["logit"], policy._nvec, mask).log_prob(action)
+    return logp.view(T, B).t(), out["value"].view(T, B).t()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("share_encoder", [True, False])
+def test_first_minibatch_is_on_policy(name, share_encoder):
+    venv, policy = make_policy(name, share_encoder, epochs=1, minibatch_size=10_000, clip_ratio=1e-4,
+                               learning_rate=0.01)
+    collector = SampleCollector(venv, policy.collect_mode)
+    try:
+        for _ in range(2):  # the second collection starts mid-episode, from a carried state and moved statistics
+            samples = collector.collect(N_ENV)
+            policy.update_obs_stats(samples)  # where the training loop calls it: at the samples' arrival
+            assert samples["core_state"].shape == (N_ENV, 1, *policy.model.state_shape)
+            logp, value = replay(policy, samples)
+            torch.testing.assert_close(logp, samples["logp"], rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(value, samples["value"], rtol=1e-5, atol=1e-5)
+            info = policy.learn_mode.forward(samples)
+            assert abs(float(info["approx_kl"])) < 1e-5 and float(info["clip_fraction"]) == 0.0, info
+    finally:
+        collector.close()
+    assert samples["done"].any(), "the unrolls should cross episode ends"
+    assert samples["core_state"].abs().sum() > 0
+    if name == "normalize_obs":
+        assert policy.model.obs_normalizer.count == 2 * N_ENV * T  # both collections merged, after their updates
+    if name == "gaussian":
+        assert samples["action"].shape == (N_ENV, T, 1) and samples["logp"].shape == (N_ENV, T)
+    if name == "nested":
+        assert set(samples["obs"]) == {"agent", "goal"} and set(samples["obs"]["agent"]) == {"position", "walls"}
+    if name == "action_mask":
+        assert set(samples["obs"]) == {"position"} and samples["action_mask"].shape == (N_ENV, T, 4)
+        assert samples["action_mask"].gather(-1, samples["action"][..., None]).all()  # only valid moves taken
+        assert not samples["action_mask"].all()  # and some were not valid
