@@ -1,7 +1,7 @@
 """A recurrent policy outside training: checkpoints keep the core, ``ding_lite.load(...).predict`` takes and returns
 the state, and the TorchScript and ONNX exports take ``core_state`` and return ``next_core_state``, matching
 ``predict`` step after step (issue 32, item 4): IMPALA, ACER and PPO (issue 47; with observation normalisation, a
-Gaussian, nested observations and an action mask)."""
+Gaussian, MultiDiscrete actions, nested observations and an action mask)."""
 import os
 import sys
 
@@ -38,6 +38,7 @@ CASES = {
     "ppo_normalized": ("ppo", BOX4, gym.spaces.Discrete(3), dict(SMALL)),
     "ppo_separate_continuous": ("ppo", BOX4, BOUNDS, dict(SMALL, share_encoder=False)),
     "ppo_nested": ("ppo", NESTED, gym.spaces.Discrete(4), dict(SMALL)),
+    "ppo_multi_discrete": ("ppo", BOX4, gym.spaces.MultiDiscrete([3, 2]), dict(SMALL)),
     "ppo_masked": ("ppo", MASKED, gym.spaces.Discrete(4), dict(SMALL)),
 }
 

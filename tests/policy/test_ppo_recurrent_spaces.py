@@ -1,12 +1,14 @@
 """PPOPolicy with the LSTM core beyond a flat observation and one Discrete action, through the real collector and
 real envs: observation normalisation (CartPole), a Gaussian policy (Pendulum, cut by a short time limit), nested Dict
-observations (GoalGrid) and action masks (WallGrid, whose mask leaves a Dict observation).
+observations (GoalGrid), action masks (WallGrid, whose mask leaves a Dict observation) and MultiDiscrete actions.
 
 For each, the learner's replay of the stored unrolls (from their initial states, with the resets of acting, on the
 observations normalised as the learner sees them, re-masked with the stored masks) reproduces the collector's
 log-probabilities and values, so the first minibatch of an update is on-policy: approximate KL 0, nothing clipped.
 With ``normalize_obs`` this holds for the second collection, after the statistics moved by the first update.
 """
+import gymnasium as gym
+import numpy as np
 import pytest
 import torch
 
@@ -17,7 +19,31 @@ from ding_lite.envs import EnvSpec, make_vector_env
 from ding_lite.policy import PPOPolicy
 from ding_lite.torch_utils import make_dist
 from ding_lite.torch_utils.tree import tree_map
+from ding_lite.utils import ENV_REGISTRY
 from ding_lite.worker import SampleCollector
+
+
+class TwoHeadsEnv(gym.Env):
+    """MultiDiscrete([3, 2]) actions on a random 3-dim observation; reward 1 when the heads pick (0, 1); an episode
+    ends by termination after a (1, 0) action, else by truncation after 5 steps."""
+
+    def __init__(self):
+        self.observation_space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
+        self.action_space = gym.spaces.MultiDiscrete([3, 2])
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        self.t += 1
+        a = tuple(int(x) for x in action)
+        return self.observation_space.sample(), float(a == (0, 1)), a == (1, 0), self.t >= 5, {}
+
+
+if "test_ppo_lstm_two_heads" not in ENV_REGISTRY:
+    ENV_REGISTRY.register("test_ppo_lstm_two_heads", TwoHeadsEnv)
 
 N_ENV, T = 3, 8
 MODEL = dict(core="lstm", core_size=8, encoder_hidden_size_list=[16], actor_head_hidden_size=16,
@@ -27,6 +53,7 @@ CASES = {  # name -> env section
     "gaussian": dict(env_id="Pendulum-v1", max_episode_steps=5),
     "nested": dict(type="goal_grid", kwargs=dict(nesting="nested", max_steps=6)),
     "action_mask": dict(type="wall_grid", action_mask_key="action_mask", kwargs=dict(maze="open", max_steps=6)),
+    "multi_discrete": dict(type="test_ppo_lstm_two_heads"),
 }
 
 
@@ -81,6 +108,8 @@ def test_first_minibatch_is_on_policy(name, share_encoder):
         assert policy.model.obs_normalizer.count == 2 * N_ENV * T  # both collections merged, after their updates
     if name == "gaussian":
         assert samples["action"].shape == (N_ENV, T, 1) and samples["logp"].shape == (N_ENV, T)
+    if name == "multi_discrete":
+        assert samples["action"].shape == (N_ENV, T, 2) and samples["logp"].shape == (N_ENV, T)
     if name == "nested":
         assert set(samples["obs"]) == {"agent", "goal"} and set(samples["obs"]["agent"]) == {"position", "walls"}
     if name == "action_mask":
