@@ -2,22 +2,27 @@
 real envs: observation normalisation (CartPole), a Gaussian policy (Pendulum, cut by a short time limit), nested Dict
 observations (GoalGrid), action masks (WallGrid, whose mask leaves a Dict observation) and MultiDiscrete actions.
 
-For each, the learner's replay of the stored unrolls (from their initial states, with the resets of acting, on the
+For each, GAE at collection equals a reference computed from the learner-style replay of the whole segment (the
+values after a truncation and after the unroll's last step as rows that continue from the state after that step,
+before its reset: ``model.forward_unroll``'s extra rows), and the learner's replay of the stored unrolls (from their initial states, with the resets of acting, on the
 observations normalised as the learner sees them, re-masked with the stored masks) reproduces the collector's
 log-probabilities and values, so the first minibatch of an update is on-policy: approximate KL 0, nothing clipped.
 With ``normalize_obs`` this holds for the second collection, after the statistics moved by the first update.
 """
+import dataclasses
+
 import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from test_ppo import reference_gae
 
 import ding_lite.model  # noqa: F401  (registers the models)
 from ding_lite.config import compile_config
 from ding_lite.entry.build import resolve_env_spaces
 from ding_lite.envs import EnvSpec, make_vector_env
 from ding_lite.policy import PPOPolicy
-from ding_lite.torch_utils import make_dist
+from ding_lite.torch_utils import make_dist, tree_cat
 from ding_lite.torch_utils.tree import tree_map
 from ding_lite.utils import ENV_REGISTRY
 from ding_lite.worker import SampleCollector
@@ -84,15 +89,42 @@ def replay(policy, samples):
     return logp.view(T, B).t(), out["value"].view(T, B).t()
 
 
+def reference_advantages(policy, seg):
+    """GAE of a collected segment (T, N, ...) from one replay of it: V(x_t) of every step, and V(next_obs_t) where
+    the trace is cut without a termination, each from the state after step t before its reset; (N, T)."""
+    cfg = policy.cfg.learn
+    terminated, truncated = seg["terminated"], seg["truncated"]
+    Ts, N = terminated.shape
+    cut = truncated & ~terminated
+    cut[-1] = ~terminated[-1]
+    t, n = cut.nonzero(as_tuple=True)
+    obs = tree_map(lambda x: x.flatten(0, 1), policy._normalized(seg["obs"]))  # rows t*N + n
+    rows = tree_cat([obs, policy._normalized(tree_map(lambda x: x[t, n], seg["next_obs"]))])
+    with torch.no_grad():
+        out = policy.model.forward_unroll(rows, seg["core_state"][0], terminated | truncated, t * N + n)
+    value = out["value"][:Ts * N].view(Ts, N)
+    next_value = torch.zeros(Ts, N)
+    next_value[t, n] = out["value"][Ts * N:]
+    return torch.tensor([reference_gae(seg["reward"][:, i].tolist(), value[:, i].tolist(), next_value[:, i].tolist(),
+                                       terminated[:, i].tolist(), truncated[:, i].tolist(), cfg.discount_factor,
+                                       cfg.gae_lambda) for i in range(N)])
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 @pytest.mark.parametrize("share_encoder", [True, False])
 def test_first_minibatch_is_on_policy(name, share_encoder):
     venv, policy = make_policy(name, share_encoder, epochs=1, minibatch_size=10_000, clip_ratio=1e-4,
                                learning_rate=0.01)
-    collector = SampleCollector(venv, policy.collect_mode)
+    segments = []
+    get_train_sample = policy.collect_mode.get_train_sample
+    mode = dataclasses.replace(policy.collect_mode,
+                               get_train_sample=lambda seg: (segments.append(seg), get_train_sample(seg))[1])
+    collector = SampleCollector(venv, mode)
     try:
         for _ in range(2):  # the second collection starts mid-episode, from a carried state and moved statistics
             samples = collector.collect(N_ENV)
+            torch.testing.assert_close(samples["advantage"], reference_advantages(policy, segments[-1]),
+                                       rtol=1e-5, atol=1e-5)
             policy.update_obs_stats(samples)  # where the training loop calls it: at the samples' arrival
             assert samples["core_state"].shape == (N_ENV, 1, *policy.model.state_shape)
             logp, value = replay(policy, samples)
