@@ -2,12 +2,13 @@
 real envs: observation normalisation (CartPole), a Gaussian policy (Pendulum, cut by a short time limit), nested Dict
 observations (GoalGrid), action masks (WallGrid, whose mask leaves a Dict observation) and MultiDiscrete actions.
 
-For each, GAE at collection equals a reference computed from the learner-style replay of the whole segment (the
+For each, GAE at collection equals a reference computed from one learner-style replay of the whole segment (the
 values after a truncation and after the unroll's last step as rows that continue from the state after that step,
-before its reset: ``model.forward_unroll``'s extra rows), and the learner's replay of the stored unrolls (from their initial states, with the resets of acting, on the
-observations normalised as the learner sees them, re-masked with the stored masks) reproduces the collector's
-log-probabilities and values, so the first minibatch of an update is on-policy: approximate KL 0, nothing clipped.
-With ``normalize_obs`` this holds for the second collection, after the statistics moved by the first update.
+before its reset: ``model.forward_unroll``'s extra rows), and the learner's replay of the stored unrolls (from their
+initial states, with the resets of acting, on the observations normalised as the learner sees them, re-masked with
+the stored masks) reproduces the collector's log-probabilities and values, so the first minibatch of an update is
+on-policy: approximate KL 0, nothing clipped. With ``normalize_obs`` this holds for the second collection too, after
+the statistics moved with the first update.
 """
 import dataclasses
 
@@ -112,7 +113,7 @@ def reference_advantages(policy, seg):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 @pytest.mark.parametrize("share_encoder", [True, False])
-def test_first_minibatch_is_on_policy(name, share_encoder):
+def test_gae_and_the_learners_replay_match_the_collector(name, share_encoder):
     venv, policy = make_policy(name, share_encoder, epochs=1, minibatch_size=10_000, clip_ratio=1e-4,
                                learning_rate=0.01)
     segments = []
