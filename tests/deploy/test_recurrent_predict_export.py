@@ -1,6 +1,7 @@
 """A recurrent policy outside training: checkpoints keep the core, ``ding_lite.load(...).predict`` takes and returns
 the state, and the TorchScript and ONNX exports take ``core_state`` and return ``next_core_state``, matching
-``predict`` step after step (issue 32, item 4)."""
+``predict`` step after step (issue 32, item 4): IMPALA, ACER and PPO (issue 47; with observation normalisation, a
+Gaussian, MultiDiscrete actions, nested observations and an action mask)."""
 import os
 import sys
 
@@ -12,16 +13,20 @@ import torch
 
 import ding_lite
 from ding_lite.config import compile_config
-from ding_lite.entry.agent import Agent, build_acting_policy
+from ding_lite.entry.agent import Agent, as_batch, build_acting_policy
 from ding_lite.entry.build import resolve_env_spaces
 from ding_lite.entry.export import export_agent, input_names, output_names, DeployModule
 from ding_lite.envs import EnvSpec
+from ding_lite.torch_utils.tree import tree_map
 from ding_lite.utils import UserError
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
 BOX4 = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32)
 PIXELS = gym.spaces.Box(0, 255, (1, 36, 36), np.uint8)
 BOUNDS = gym.spaces.Box(np.array([-2.0, 0.0], np.float32), np.array([2.0, 3.0], np.float32))
+NESTED = gym.spaces.Dict(goal=gym.spaces.Discrete(25), agent=gym.spaces.Dict(
+    position=gym.spaces.Box(0.0, 1.0, (2,), np.float32), walls=gym.spaces.MultiBinary(4)))
+MASKED = gym.spaces.Dict(position=gym.spaces.Discrete(25), action_mask=gym.spaces.MultiBinary(4))  # WallGrid's
 SMALL = dict(encoder_hidden_size_list=[16], actor_head_hidden_size=16, critic_head_hidden_size=16, core="lstm",
              core_size=8)
 CASES = {
@@ -30,13 +35,20 @@ CASES = {
     "impala_conv": ("impala", PIXELS, gym.spaces.Discrete(3), dict(actor_head_hidden_size=16, core="lstm",
                                                                    core_size=8)),
     "acer_discrete": ("acer", BOX4, gym.spaces.Discrete(3), dict(SMALL)),
+    "ppo_normalized": ("ppo", BOX4, gym.spaces.Discrete(3), dict(SMALL)),
+    "ppo_separate_continuous": ("ppo", BOX4, BOUNDS, dict(SMALL, share_encoder=False)),
+    "ppo_nested": ("ppo", NESTED, gym.spaces.Discrete(4), dict(SMALL)),
+    "ppo_multi_discrete": ("ppo", BOX4, gym.spaces.MultiDiscrete([3, 2]), dict(SMALL)),
+    "ppo_masked": ("ppo", MASKED, gym.spaces.Discrete(4), dict(SMALL)),
 }
 
 
 def make_agent(name):
     policy_type, obs_space, action_space, model = CASES[name]
-    cfg = compile_config((dict(env=dict(env_id="CartPole-v1"), policy=dict(model=model)),
-                          dict(policy=dict(type=policy_type))))
+    env = dict(env_id="CartPole-v1", normalize_obs=name.endswith("normalized"))
+    if name.endswith("masked"):
+        env["action_mask_key"] = "action_mask"
+    cfg = compile_config((dict(env=env, policy=dict(model=model)), dict(policy=dict(type=policy_type))))
     spec = EnvSpec.from_spaces(obs_space, action_space)
     resolve_env_spaces(cfg, spec)
     torch.manual_seed(0)
@@ -44,12 +56,33 @@ def make_agent(name):
     with torch.no_grad():
         for p in agent.policy.model.parameters():
             p.mul_(3)
+    if name.endswith("normalized"):
+        agent.policy.update_obs_stats({"obs": torch.randn(500, 4) * 3 + 1})
     return agent, obs_space
 
 
 def sequence(space, steps=6, n=3):
-    space.seed(1)
-    return [np.stack([space.sample() for _ in range(n)]) for _ in range(steps)]
+    """``steps`` batches of ``n`` observations of ``space`` (nested: dicts of arrays); an action mask keeps at least
+    one valid action per row."""
+    batch = gym.vector.utils.batch_space(space, n)
+    batch.seed(1)
+    out = [batch.sample() for _ in range(steps)]
+    for obs in out:
+        if isinstance(obs, dict) and "action_mask" in obs:
+            obs["action_mask"][np.arange(n), np.arange(n) % 4] = 1
+    return out
+
+
+def as_tensors(obs):
+    return tree_map(torch.as_tensor, obs) if isinstance(obs, dict) else torch.as_tensor(obs)
+
+
+def export_inputs(agent, obs):
+    """The export's inputs for ``obs`` (a batch): the observation leaves, then the action mask (if any)."""
+    leaves = as_batch(obs, agent.obs_space)[0]
+    if isinstance(obs, dict) and "action_mask" in obs:
+        leaves.append(obs["action_mask"].astype(np.int8))
+    return leaves
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -61,13 +94,18 @@ def test_predict_carries_the_state_like_the_eval_mode(name):
     policy.eval_mode.reset(None)
     state = None
     for obs in obs_seq:  # a batch of 3 envs: predict with an explicit state == the eval mode's carried state
+        sampled, sampled_state = agent.predict(obs, deterministic=False, state=state)  # the collect mode's step
         action, state = agent.predict(obs, state=state)
-        carried = policy.eval_mode.forward(torch.as_tensor(obs))
+        np.testing.assert_allclose(sampled_state, state, rtol=0, atol=0)  # the next state does not depend on a_t
+        if name.endswith("masked"):
+            assert obs["action_mask"][np.arange(3), action].all() and obs["action_mask"][np.arange(3), sampled].all()
+        carried = policy.eval_mode.forward(as_tensors(obs))
         np.testing.assert_array_equal(action, agent._env_action(carried["action"], False))
         np.testing.assert_allclose(state, policy._eval_state.numpy(), rtol=0, atol=0)  # what the mode carries now
-    single, s1 = agent.predict(obs_seq[0][1])  # one observation: state (*state_shape)
+    row = lambda obs, i: tree_map(lambda x: x[i], obs) if isinstance(obs, dict) else obs[i]  # noqa: E731
+    single, s1 = agent.predict(row(obs_seq[0], 1))  # one observation: state (*state_shape)
     assert s1.shape == agent.state_shape
-    _, again = agent.predict(obs_seq[1][1], state=s1)
+    _, again = agent.predict(row(obs_seq[1], 1), state=s1)
     _, batched = agent.predict(obs_seq[1], state=np.stack([s1] * 3))
     np.testing.assert_allclose(again, batched[1], rtol=1e-4, atol=1e-5)  # batch-size rounding only
     with pytest.raises(UserError, match="recurrent state is"):
@@ -80,20 +118,21 @@ def test_export_takes_and_returns_the_state(name, fmt, tmp_path):
     agent, space = make_agent(name)
     path = export_agent(agent, fmt, str(tmp_path / f"policy.{fmt}"))
     module = DeployModule(agent)
-    assert input_names(agent.obs_space) + ["core_state"] == ["obs", "core_state"]
+    names = input_names(agent.obs_space) + (["action_mask"] if name.endswith("masked") else []) + ["core_state"]
     assert output_names(module)[-1] == "next_core_state"
     if fmt == "torchscript":
         loaded = torch.jit.load(path)
 
         def run(obs, state):
             with torch.no_grad():
-                out = loaded(torch.as_tensor(obs), torch.as_tensor(state))
+                out = loaded(*[torch.as_tensor(x) for x in export_inputs(agent, obs)], torch.as_tensor(state))
             return [o.numpy() for o in out]
     else:
         session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        assert [i.name for i in session.get_inputs()] == names
 
         def run(obs, state):
-            return session.run(None, {"obs": obs, "core_state": state})
+            return session.run(None, dict(zip(names, export_inputs(agent, obs) + [state])))
     state = np.zeros((3, *agent.state_shape), np.float32)
     pstate = None
     for obs in sequence(space):

@@ -97,3 +97,33 @@ def test_configs_that_cannot_collect_synchronously_are_refused(cli, in_tmp):
                             "parallel.segments_per_call=2"), "parallel.segments_per_call=2", "one segment per collector")
     assert_user_error(train("--set", "parallel.sync=1"), "parallel.sync=1", "True, False or None")
     assert not os.listdir(in_tmp)  # nothing was started
+
+
+def test_ppo_with_the_core_and_normalize_obs_trains_on_policy_in_rounds_and_after_resume(in_tmp, monkeypatch):
+    """The LSTM core in synchronous rounds: each collector process carries its envs' states across rounds and
+    stores each unroll's initial state; the learner replays the round from those states with the weights and
+    observation statistics the collectors acted with, so every update's (only) minibatch is on-policy (approximate
+    KL 0, nothing clipped), also after ``resume`` (weights and statistics from ckpt_last, new episodes)."""
+    from ding_lite.policy import PPOPolicy
+
+    overrides = {**TWO, "policy.model.core": "lstm", "policy.model.core_size": 16, "env.normalize_obs": True,
+                 "policy.unroll_len": 16, "policy.learn.epochs": 1, "policy.learn.minibatch_size": 10_000,
+                 "policy.learn.clip_ratio": 1e-4, "policy.eval.evaluator.eval_freq": 1000}
+    seen = []
+    update = PPOPolicy._update
+
+    def spy(self, mb):
+        out = update(self, mb)
+        seen.append((mb["core_state"].shape, float(out["approx_kl"]), float(out["clip_fraction"])))
+        return out
+
+    monkeypatch.setattr(PPOPolicy, "_update", spy)  # the learner runs in this process
+    rounds = 4
+    for resume in (False, True):
+        result = parallel_pipeline(read_config_file(PPO), 0, max_env_step=rounds * 8 * 16 * (1 + resume),
+                                   overrides=overrides, resume=resume, quiet=True)
+        stats = result["parallel"]
+        assert stats["policy_lag"]["max"] == 0 and stats["dropped_stale"] == 0 and stats["restarts"] == {}
+        assert result["train_iter"] == rounds * (1 + resume) == len(seen), (result, seen)
+    assert all(shape == (8, 4, 16) for shape, _, _ in seen), seen  # 8 unrolls, the actor's and critic's states
+    assert all(abs(kl) < 1e-5 and clipped == 0.0 for _, kl, clipped in seen), seen

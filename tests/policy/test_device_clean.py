@@ -69,9 +69,9 @@ def unroll_policy(name: str, space: str, storage: str, learn: Dict[str, Any]) ->
     return {"impala": IMPALAPolicy, "acer": ACERPolicy}[name](cfg.policy)
 
 
-def unroll_batch(policy: Policy, space: str) -> Dict[str, Any]:
+def unroll_batch(policy: Policy, space: str, **extra: torch.Tensor) -> Dict[str, Any]:
     """Train samples (N, T, ...) on the CPU, made by the policy's own hook from a segment with a termination, a
-    truncation inside the unroll and one at its end."""
+    truncation inside the unroll and one at its end, and the fields ``extra`` (T, N, ...) a policy's collect adds."""
     g = torch.Generator().manual_seed(0)
     obs = torch.randn(T + 1, N, OBS_DIM, generator=g)
     terminated = torch.zeros(T, N, dtype=torch.bool)
@@ -88,7 +88,7 @@ def unroll_batch(policy: Policy, space: str) -> Dict[str, Any]:
         action = torch.randn(T, N, 2, generator=g)
         logit = {"mu": torch.randn(T, N, 2, generator=g), "sigma": torch.rand(T, N, 2, generator=g) + 0.5}
     segment = {"obs": obs[:T], "next_obs": next_obs, "action": action, "logit": logit,
-               "reward": torch.randn(T, N, generator=g), "terminated": terminated, "truncated": truncated}
+               "reward": torch.randn(T, N, generator=g), "terminated": terminated, "truncated": truncated, **extra}
     buffer = ReplayBuffer(dict(replay_buffer_size=16), seed=0)
     buffer.push(policy.collect_mode.get_train_sample(segment), cur_collector_envstep=0)
     return buffer.sample(N, 0)
@@ -178,3 +178,30 @@ def test_gpu_check_runs_its_checks_on_the_cpu(name, monkeypatch, tmp_path):
     (row,) = json.loads((tmp_path / "gpu_check_cpu.json").read_text())["rows"]
     assert row["learn"]["updates_per_s"] > 0 and row["serial"]["train_iter"] > 0
     assert (row["learn"]["compiled_sum_tree"] is None) == (name == "cartpole_acer")  # only SAC's buffer has priorities
+
+
+
+@pytest.mark.parametrize("space, value_norm", [("discrete", True), ("continuous", False)])
+def test_recurrent_ppo_is_device_clean_with_one_transfer_per_update(space, value_norm, monkeypatch, transfers):
+    """PPO's LSTM core: the learner's shuffled minibatches of whole unrolls replayed from their stored states, and
+    the recurrent collect (with V(x_t)) and eval steps. The train samples come from the CPU policy's own hook."""
+    def ppo() -> Policy:
+        main = dict(env=dict(env_id="CartPole-v1"),
+                    policy=dict(unroll_len=T, learn=dict(batch_size=N, minibatch_size=2 * T, epochs=2,
+                                                         value_norm=value_norm),
+                                collect=dict(n_sample=N), other=dict(replay_buffer=dict(replay_buffer_size=N)),
+                                model=dict(encoder_hidden_size_list=[16], actor_head_hidden_size=16,
+                                           critic_head_hidden_size=16, core="lstm", core_size=8)))
+        cfg = compile_config((main, dict(policy=dict(type="ppo"))))
+        cfg.policy.action_space = space
+        cfg.policy.model.update(obs_shape=OBS_DIM, action_shape=SHAPES[space], action_space=space)
+        cfg.policy.learn.grad_clip_type = None  # clip_grad_norm_'s foreach kernels do not exist for the stand-in
+        torch.manual_seed(0)
+        return POLICY_REGISTRY.get("ppo")(cfg.policy)
+
+    g = torch.Generator().manual_seed(1)
+    batch = unroll_batch(ppo(), space, value=torch.randn(T, N, generator=g),
+                         core_state=torch.randn(T, N, 2, 8, generator=g))
+    assert batch["core_state"].shape == (N, 1, 2, 8) and batch["done"].shape == (N, T)
+    on_standin(monkeypatch)
+    check_policy(ppo(), batch, torch.randn(5, OBS_DIM), transfers)

@@ -147,3 +147,17 @@ def test_minibatches_are_whole_unrolls(minibatch_size, unrolls, monkeypatch):
         assert sorted(ids) == list(range(B))  # every unroll once per epoch
     assert sorted(mb["core_state"].shape[0] for mb in seen[:len(unrolls)]) == sorted(unrolls)
     assert len(unrolls) == min(B, math.ceil(B * T / minibatch_size))
+
+
+def test_target_kl_stops_the_epochs_with_the_core():
+    """The early stop reads each epoch's minibatches of whole unrolls: a tiny target_kl stops after the first epoch
+    (its later minibatches are off-policy), none runs every epoch."""
+    B, T = 6, 4
+    for target_kl, want in ((1e-9, 1), (None, 5)):
+        cfg = make_cfg(epochs=5, minibatch_size=8, learning_rate=0.01, target_kl=target_kl)
+        cfg.policy.model.update(core="lstm", core_size=CORE)
+        torch.manual_seed(0)
+        batch = random_batch(B, T)
+        batch["core_state"] = torch.zeros(B, 1, 2, CORE)
+        batch["done"] = torch.zeros(B, T, dtype=torch.bool)
+        assert PPOPolicy(cfg.policy).learn_mode.forward(batch)["epochs"] == want
