@@ -114,7 +114,7 @@ def _node_with(cluster, prefix: str):
 
 
 def test_collectors_spread_and_a_lost_node_is_replaced(cluster, tmp_path):
-    run = Run(tmp_path, "--env-step", "40000", "--set", "parallel.collector_num=2", address=cluster.address)
+    run = Run(tmp_path, "--env-step", "1000000", "--set", "parallel.collector_num=2", address=cluster.address)
     run.wait_for(r"collector 0 started on node[\s\S]*collector 1 started on node|"
                  r"collector 1 started on node[\s\S]*collector 0 started on node")
     first = run.started()
@@ -128,13 +128,18 @@ def test_collectors_spread_and_a_lost_node_is_replaced(cluster, tmp_path):
         run.wait_for(rf"collector {victim_rank} crashed \(.*\); restarting it", timeout=60)
         run.wait_for(rf"collector {victim_rank} started on node [\s\S]*collector {victim_rank} started on node",
                      timeout=60)
+        # the replacement delivers: a progress line after it started with both collectors' steps; then the run is
+        # asked to stop as `ding_lite tune` asks it (a stop_request file), and ends cleanly with that reason
+        run.wait_for(rf"collector {victim_rank} started on node [\s\S]*collector {victim_rank} started on node"
+                     rf"[\s\S]*env steps/s \([\d,]+, [\d,]+\) \|")
+        (run.dir / "stop_request").write_text("node_test_done\n")
         out = run.finish()
     finally:
         cluster.add_node(num_cpus=1)  # the module's cluster keeps its 3 nodes
         cluster.wait_for_nodes()
     assert run.proc.returncode == 0, out
     result = json.loads((run.dir / "result.json").read_text())
-    assert result["stop_reason"] == "max_env_step"
+    assert result["stop_reason"] == "node_test_done", result
     par = result["parallel"]
     assert par["restarts"].get(f"collector{victim_rank}", 0) >= 1, par
     nodes = par["placements"][f"collector{victim_rank}"]
