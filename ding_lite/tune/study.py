@@ -25,11 +25,7 @@ from .trial import METRICS, TrialFailed, last_error_line, metric_value, read_eva
 
 PRUNERS = ("median", "halving", "none")
 HEARTBEAT_S = 2  # a running trial's heartbeat in the database
-# A heartbeat older than this: the trial's tune process is gone. Optuna stores heartbeats to the second, and a live
-# process's heartbeat can be late: with 6 s, a live trial was once marked failed by the other tune process on a
-# loaded 2-core machine (load 4.7), and its own process then died telling Optuna its result ("Cannot tell a FAIL
-# trial"). 15 s leaves 12 s for a late heartbeat; a continued study waits that long once at its start.
-GRACE_S = 15
+GRACE_S = 6  # a heartbeat older than this: the trial's tune process is gone
 MAX_RETRY = 2  # an interrupted trial is retried this many times
 MAX_FAILS_IN_A_ROW = 3  # trials of this process that failed one after the other: the study stops with the error
 
@@ -94,12 +90,30 @@ def open_storage(url: Optional[str], study_dir: str) -> Any:
     names = inspect.signature(RDBStorage.__init__).parameters
     kwargs["heartbeat_stale_trial_callback" if "heartbeat_stale_trial_callback" in names
            else "failed_trial_callback"] = retry
-    if url.startswith("sqlite"):  # several processes on one file: wait for its lock rather than fail
-        kwargs["engine_kwargs"] = {"connect_args": {"timeout": 60}}
+    sqlite = url.startswith("sqlite")
+    if sqlite:  # several processes on one file: wait for its lock rather than fail; transactions begun by us
+        kwargs["engine_kwargs"] = {"connect_args": {"timeout": 60, "isolation_level": None}}
     try:
-        return RDBStorage(url, **kwargs)
+        storage = RDBStorage(url, **kwargs)
     except (ImportError, optuna.exceptions.StorageInternalError, ValueError) as err:
         raise UserError(f"--storage {url}: cannot open it: {err}") from None
+    if sqlite:
+        serialise_transactions(storage.engine)
+    return storage
+
+
+def serialise_transactions(engine: Any) -> None:
+    """Every transaction on a SQLite storage takes the database's write lock when it begins (``BEGIN IMMEDIATE``).
+
+    Optuna hands a WAITING trial (an enqueued one, or the retry of an interrupted one) to one worker by reading its
+    state and then setting it to RUNNING. SQLite ignores the read's ``FOR UPDATE``, and pysqlite begins a transaction
+    only at the first write, so two threads (``--jobs``) or two tune processes could both read WAITING and both run
+    the trial: in 4 threads asking for 40 enqueued trials, 2 to 7 were handed out twice. The second run then failed on
+    the first one's run-directory lock, marking the trial failed, and the first died telling its result ("Cannot
+    tell a FAIL trial"). With the lock taken at BEGIN, the read and the write are one step. (PostgreSQL and MySQL
+    honour FOR UPDATE: their storages are left as they are.) SQLAlchemy's recipe for SQLite transactions."""
+    from sqlalchemy import event
+    event.listen(engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
 
 
 def make_pruner(name: str, startup_trials: int, warmup_steps: int = 0) -> Any:
