@@ -13,6 +13,7 @@ import time
 from typing import Optional
 
 from gymnasium.vector import AsyncVectorEnv
+from gymnasium.vector.async_vector_env import AsyncState
 
 from ding_lite.utils.signals import STOP_SIGNALS, interrupt_for, stop_signal_received
 
@@ -76,7 +77,13 @@ class SubprocessVectorEnv(AsyncVectorEnv):
     def close_extras(self, timeout: Optional[float] = None, terminate: bool = False) -> None:
         """gymnasium's close; once an env process has been killed (by a signal) or a pipe breaks, the processes
         still running get ``close`` and ``CLOSE_GRACE_S`` to end before they are terminated (``terminate``: at
-        once)."""
+        once).
+
+        A call still under way (a stop signal or an error came while the main process waited on it) is waited for at
+        most ``CLOSE_GRACE_S``: its results may be half read, and gymnasium's wait without a timeout then blocks for
+        ever on a pipe already read (Ctrl-C to a run's process group hung in ``close`` once in a CI run)."""
+        if self._state != AsyncState.DEFAULT:
+            timeout = CLOSE_GRACE_S if timeout is None else min(timeout, CLOSE_GRACE_S)
         if not terminate and not any(code is not None and code < 0 for code in self._exit_codes()):
             try:
                 super().close_extras(timeout=timeout, terminate=False)

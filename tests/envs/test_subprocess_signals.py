@@ -1,8 +1,10 @@
 """The 'subprocess' manager's env processes and stop signals: they ignore Ctrl-C (the main process stops the run and
 closes them); one killed by SIGTERM is an interrupt (``Terminated``, exit 143 from the CLI), not a broken pipe; one
-killed otherwise is still an error; ``close`` ends what is left either way."""
+killed otherwise is still an error; ``close`` ends what is left either way, also with a step half read."""
 import os
 import signal
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -44,3 +46,16 @@ def test_an_env_process_killed_otherwise_is_still_an_error(venv):
     with pytest.raises((EOFError, OSError)):
         venv.step(ACTIONS)
     venv.close()
+
+
+def test_close_with_a_step_half_read_ends(venv):
+    """A stop signal that lands in ``step_wait`` after env 0's result was read and before env 1's: gymnasium's close
+    waited for the pending step on env 0's pipe, already empty, for ever (a CI run's Ctrl-C test hung there)."""
+    venv.step_async(ACTIONS)
+    venv.parent_pipes[0].recv()  # what the interrupted step_wait had read
+    closing = threading.Thread(target=venv.close, daemon=True)
+    start = time.monotonic()
+    closing.start()
+    closing.join(30)
+    assert not closing.is_alive(), "close hangs on a step half read"
+    assert time.monotonic() - start < 10
