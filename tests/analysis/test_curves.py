@@ -58,6 +58,7 @@ def test_random_seeds_against_reference():
         assert curve.low[k] == pytest.approx(min(present)) and curve.high[k] == pytest.approx(max(present))
 
 
+@pytest.mark.slow
 def test_real_runs_each_axis(runs_dir):
     runs = [r for r in load_runs([runs_dir]) if r.exp_name == "cartpole_impala"]
     for x in X_AXES:

@@ -114,6 +114,7 @@ def test_interrupted_runs_resume_finished_runs_are_skipped_and_the_table_reads_e
     assert (tmp_path / "results" / "smoke_cartpole_impala.png").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_a_runs_dir_inside_the_repository_is_refused(tmp_path):
     inside = os.path.join(REPO, "benchmarks", "results", "runs_here")
     done = subprocess.run([sys.executable, RUNNER, "smoke", "--runs-dir", inside, "--results-dir", str(tmp_path)],

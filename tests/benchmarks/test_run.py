@@ -35,6 +35,7 @@ def check(done: subprocess.CompletedProcess, tmp_path, names) -> None:
     assert sorted(os.listdir(tmp_path)) == sorted(f"{n}.json" for n in names if status[n].startswith("ok"))
 
 
+@pytest.mark.slow
 def test_quick_suite_in_process_benchmarks_and_skips(tmp_path):
     names = ["collector_throughput", "buffer", "sac_speed", "ppo_cartpole_peers", "gpu_check"]
     check(quick(tmp_path, *names), tmp_path, names)

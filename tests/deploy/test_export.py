@@ -117,6 +117,7 @@ def test_distribution_parameters_on_request(name, tmp_path):
     check_close(outputs[:1], flat(agent.predict(observations(space, 5))))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config_file", ["cartpole_impala.py", "cartpole_ppo.py"])
 def test_cli_export(config_file, tmp_path):
     """``ding_lite export`` on a run directory writes the file; a bad path is a clear error."""

@@ -59,6 +59,7 @@ def test_an_existing_file_is_replaced_only_with_force(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["p.pt"]  # no temporary file left
 
 
+@pytest.mark.slow
 def test_cli_refuses_to_overwrite_without_force(tmp_path):
     from ding_lite.config import read_config_file
     from ding_lite.entry import serial_pipeline

@@ -117,6 +117,7 @@ def doc_run(request, tmp_path_factory) -> Tuple[Dict, Dict, str]:
                     str(tmp_path_factory.mktemp("docs")))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", runnable_files())
 def test_doc_blocks_run(path, doc_run):
     results, sections, output = doc_run

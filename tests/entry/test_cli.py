@@ -76,6 +76,7 @@ def test_user_error_config_files(cli, in_tmp):
     assert sorted(os.listdir(in_tmp)) == ["bad_type.py", "no_main.py", "raises.py"]
 
 
+@pytest.mark.slow
 def test_user_error_in_a_real_process(tmp_path):
     """The installed entry point's behaviour: exit status 2, one line on stderr, no traceback, nothing written."""
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -112,6 +113,7 @@ def test_closing_line_rounds_the_returns(cli, in_tmp):
             f"{result['wall_time']:.1f} s") in closing, closing
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_a_real_process(tmp_path):
     """SIGINT to a training process: exit 130, a last checkpoint and result.json with stop_reason 'interrupted'."""
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))

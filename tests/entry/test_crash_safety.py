@@ -78,6 +78,7 @@ def _assert_eval_csv_ordered(run) -> list:
 
 
 # ---- SIGKILL, then --resume -----------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("interval", ["iterations", "seconds"])
 def test_sigkill_mid_training_then_resume_loses_at_most_one_interval(tmp_path, cli, monkeypatch, interval):
     every = ["--set", f"{HOOK}.save_ckpt_last_after_iter=25", "--set", f"{HOOK}.save_ckpt_last_every_s=0"] \
@@ -122,6 +123,7 @@ def _temp_files(run) -> list:
     return [os.path.join(root, n) for root, _, names in os.walk(run) for n in names if n.startswith(".tmp_")]
 
 
+@pytest.mark.slow
 def test_parallel_learner_sigkill_then_resume(tmp_path, cli, monkeypatch):
     args = ["--set", "parallel.collector_num=1", "--set", f"{HOOK}.save_ckpt_last_after_iter=20",
             "--set", f"{HOOK}.log_show_after_iter=1"]
@@ -187,6 +189,7 @@ def test_resume_removes_the_temporary_files_of_writes_a_kill_interrupted(cli, fi
     assert f"(train_iter {last['train_iter']:,}," in (finished_run / "log" / "train.log").read_text()
 
 
+@pytest.mark.slow
 def test_resume_after_a_kill_drops_later_eval_rows(cli, finished_run):
     """As after a SIGKILL: ckpt_last and ckpt_best are older than the last evaluations (rolled back to early periodic
     checkpoints: the best evaluation was not the last one). --resume takes the most advanced checkpoint (here
@@ -232,6 +235,7 @@ def test_resume_with_no_readable_checkpoint_names_each_file(cli, finished_run):
 
 
 # ---- one run per directory ------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_second_run_of_a_locked_directory_exits_2_naming_the_pid(tmp_path, cli, monkeypatch):
     proc = _start(tmp_path)
     run = tmp_path / RUN
@@ -248,6 +252,7 @@ def test_a_second_run_of_a_locked_directory_exits_2_naming_the_pid(tmp_path, cli
         proc.communicate(timeout=30)
 
 
+@pytest.mark.slow
 def test_the_lock_is_released_when_a_run_is_killed(tmp_path, cli, monkeypatch):
     """flock dies with its process: a SIGKILLed run never leaves a stale lock."""
     proc = _start(tmp_path, "--set", f"{HOOK}.save_ckpt_last_after_iter=5")

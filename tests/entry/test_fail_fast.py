@@ -93,6 +93,7 @@ CASES = [  # (config, overrides): full and compact obs storage, unrolls and tran
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config, overrides", CASES)
 def test_the_estimate_is_the_buffers_real_size(config, overrides):
     if config == PONG:

@@ -185,6 +185,7 @@ def test_truncated_checkpoint_message_is_a_complete_sentence(cli, in_tmp):
 
 
 # ---- signals --------------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
 def test_signal_exit_codes_in_a_real_serial_process(tmp_path, sig, code):
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))

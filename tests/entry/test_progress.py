@@ -8,6 +8,8 @@ import subprocess
 import sys
 import termios
 
+import pytest
+
 from entry_helpers import CARTPOLE, REPO, SMALL
 
 PROGRESS = "| train_iter "  # a plain progress line: "env_step 1,024 | train_iter 10 | ..."
@@ -40,6 +42,7 @@ def _run_in_terminal(cwd, *args: str) -> str:
     return out.decode(errors="replace")
 
 
+@pytest.mark.slow
 def test_a_terminal_gets_one_live_line(tmp_path):
     out = _run_in_terminal(tmp_path, "--env-step", "3000", "--set", "policy.learn.learner.hook.log_show_after_iter=5",
                            "--set", "env.stop_value=None")

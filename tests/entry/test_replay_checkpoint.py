@@ -63,6 +63,7 @@ def test_content_of_another_capacity_or_priority_setting_is_refused():
         load_buffer_content(PrioritizedReplayBuffer(dict(replay_buffer_size=10)), buffer_content(a))
 
 
+@pytest.mark.slow
 def test_sac_run_saves_its_buffer_and_resume_continues_with_it(cli, in_tmp):
     args = ["--set", "policy.random_collect_size=200", "--set", "policy.learn.batch_size=32",
             "--set", "policy.other.replay_buffer.save_replay_buffer=True", "--set", "policy.priority=True",

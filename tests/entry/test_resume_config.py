@@ -60,6 +60,7 @@ def test_resume_refuses_a_run_config_that_is_not_literals(cli, in_tmp):
     assert "import os" not in path.read_text()  # rewritten with what this resume ran
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="python -P (no cwd on sys.path) is Python 3.11+")
 def test_a_stray_module_in_the_working_directory_does_not_shadow_a_dependency(tmp_path):
     """A file named like a dependency in the cwd (here tensorboardX.py, which fails on import) is not what the run

@@ -143,6 +143,7 @@ def _wait_next_second(run_dir):
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_resume_continues_counters_logs_and_state(cli, in_tmp, monkeypatch):
     res = cli.train(env_step=1500)
     assert res.exit_code == 0, res.output
@@ -371,6 +372,7 @@ def test_stop_value_stops_at_the_first_evaluation_that_reaches_it(cli, in_tmp):
     assert "stopped (stop_value)" in (run / "log" / "train.log").read_text()
 
 
+@pytest.mark.slow
 def test_stop_value_never_reached_runs_to_the_budget(cli, in_tmp):
     res = cli.train("--set", "env.stop_value=501", env_step=4000)  # CartPole-v1 returns at most 500
     assert res.exit_code == 0, res.output

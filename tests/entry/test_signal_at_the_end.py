@@ -44,6 +44,7 @@ def _assert_kept(run, stop_reason: str) -> dict:
     (signal.SIGINT, "SigintInFinalEval", "ding_lite: interrupted"),
     (signal.SIGTERM, "SigtermInFinalEval", "ding_lite: terminated"),
 ], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.slow
 def test_a_signal_inside_the_final_evaluation_keeps_the_run(tmp_path, sig, wrapper, last_line):
     proc = _cli("-c", CARTPOLE, "-q", *SMALL, *FINAL_ONLY, "--set", f"env.wrappers=['final_eval_env:{wrapper}']",
                 cwd=tmp_path)
@@ -78,6 +79,7 @@ def _group_gone(pgid: int, within: float) -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_to_the_process_group_with_subprocess_envs_is_an_interrupt(tmp_path, sig):
     """As a terminal's Ctrl-C (or ``timeout``, a job scheduler) does: the signal goes to the run and its env processes

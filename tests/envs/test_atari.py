@@ -336,6 +336,7 @@ def test_pong_game_over_is_terminated_not_truncated():
     assert 21 in (rewards.count(-1.0), rewards.count(1.0))  # someone reached 21 points
 
 
+@pytest.mark.slow
 @needs_ale
 def test_same_seed_same_frames():
     a, b, c = (play(one_env(), 40, seed=s) for s in (5, 5, 6))
@@ -381,6 +382,7 @@ def random_steps(venv, steps, n_actions, seed=0):
     return [venv.step(rng.integers(0, n_actions, venv.num_envs)) for _ in range(steps)]
 
 
+@pytest.mark.slow
 @needs_envpool
 def test_envpool_spaces_and_shapes_match_the_gymnasium_path():
     for atari in (dict(), dict(full_action_space=True, screen_size=64, frame_stack=2)):
@@ -441,6 +443,7 @@ def test_envpool_episodic_life_in_collector_envs_only():
     evaluator.close()
 
 
+@pytest.mark.slow
 @needs_envpool
 def test_envpool_clips_rewards_in_collector_envs_only():
     cfg = env_cfg("ALE/SpaceInvaders-v5", manager="envpool", episodic_life=False)
@@ -453,6 +456,7 @@ def test_envpool_clips_rewards_in_collector_envs_only():
     evaluator.close()
 
 
+@pytest.mark.slow
 @needs_envpool
 def test_envpool_same_seed_same_frames():
     a = make_vector_env(env_cfg(manager="envpool"), 2, seed=3)

@@ -85,6 +85,7 @@ def _error_lines(stderr: str) -> list:
     return [line for line in stderr.splitlines() if line.startswith("ding_lite: error:")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("manager", ["base", "subprocess"])
 @pytest.mark.parametrize("call", ["step", "reset"])
 def test_a_hung_env_stops_a_serial_run_with_one_line(tmp_path, manager, call):
@@ -105,6 +106,7 @@ def test_a_hung_env_stops_a_serial_run_with_one_line(tmp_path, manager, call):
         assert (tmp_path / "run_seed0" / "ckpt" / "ckpt_last.pth.tar").exists()
 
 
+@pytest.mark.slow
 def test_a_hung_parallel_collector_is_restarted_then_the_run_gives_up(tmp_path):
     proc = _ding_lite(tmp_path, "--set", _wrapper(after=150), "--set", "env.step_timeout_s=1",
                       "--set", "parallel.collector_num=1", "--set", "parallel.max_restarts=1",
@@ -168,6 +170,7 @@ def _alive(pids: set) -> set:
     return alive
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("mode, manager", [("parallel", "base"), ("serial", "subprocess")])
 def test_the_runs_processes_die_with_a_killed_learner_while_stuck_in_step(tmp_path, mode, manager):
@@ -203,6 +206,7 @@ def test_the_runs_processes_die_with_a_killed_learner_while_stuck_in_step(tmp_pa
             learner.kill()
 
 
+@pytest.mark.slow
 def test_an_evaluation_episode_with_no_end_stops_naming_max_episode_steps(tmp_path):
     # The cap (100,000 steps) lowered in this process so that the test takes seconds; CartPole's own time limit
     # (500) is dropped by the wrapper, as an env without one would be.

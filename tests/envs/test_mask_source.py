@@ -158,6 +158,7 @@ def test_config_errors(tmp_path, env, message):
         _env_config(tmp_path, **env)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("via", ["method", "info"])
 def test_impala_never_takes_an_invalid_action(tmp_path, monkeypatch, via):
     """A short serial IMPALA run (collection and evaluation): MaskedPick logs and raises on any invalid action, and a

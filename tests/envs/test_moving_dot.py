@@ -81,6 +81,7 @@ def test_reward_and_paddle_moves():
         env.step(3)
 
 
+@pytest.mark.slow
 def test_returns_of_the_docstring():
     env = MovingDotEnv()
     random = run(env, lambda obs, rng: int(rng.integers(3)), 1000)

@@ -43,6 +43,7 @@ def test_the_first_seat_gets_the_board_and_its_mask():
     assert obs["observation"].sum() == 2 and obs["action_mask"].sum() == 7 and obs["action_mask"][4] == 0
 
 
+@pytest.mark.slow
 def test_random_games_score_as_tictactoe_does():
     """Random against random: the first player wins about 58.5% of games, loses 28.8%, draws 12.7%."""
     returns, lengths, _ = play(PettingZooSingle(seat=0), np.random.default_rng(0), 600)

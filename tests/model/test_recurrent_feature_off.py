@@ -111,6 +111,7 @@ PINNED = {  # computed on the code before the recurrent core (see the module doc
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PINNED))
 def test_feature_off_models_and_runs_unchanged(name, in_tmp):
     global _COMPUTED

@@ -23,6 +23,7 @@ def test_learner_capacity_from_per_segment_costs():
     assert learner_capacity(learner, collectors, segments=0) is None
 
 
+@pytest.mark.slow
 def test_the_run_says_which_side_limited_it(tmp_path, monkeypatch):
     from ding_lite.config import read_config_file
     from ding_lite.entry import parallel_pipeline

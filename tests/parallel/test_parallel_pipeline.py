@@ -26,6 +26,7 @@ def parallel_run(tmp_path_factory):
     return base / "cartpole_impala_seed0"
 
 
+@pytest.mark.slow
 def test_parallel_run_writes_the_serial_run_directory(parallel_run):
     run = parallel_run
     assert sorted(os.listdir(run)) == [".lock", "ckpt", "eval.csv", "log", "result.json", "total_config.py"]
@@ -61,6 +62,7 @@ def test_parallel_progress_in_tensorboard_and_log(parallel_run):
     assert " | lag " in log and "env steps/s (" in log  # per-collector throughput and the lag in the progress line
 
 
+@pytest.mark.slow
 def test_parallel_stops_at_train_iter_and_resumes(cli, in_tmp):
     res = cli.train(*ONE, "--train-iter", "20", env_step=None, mode="parallel")
     assert res.exit_code == 0, res.output
@@ -77,6 +79,7 @@ def test_parallel_stops_at_train_iter_and_resumes(cli, in_tmp):
     assert [int(r["train_iter"]) for r in rows].count(20) >= 1 and int(rows[-1]["train_iter"]) == 40
 
 
+@pytest.mark.slow
 def test_a_crashing_collector_is_restarted_and_reported(in_tmp):
     config = read_config_file(CARTPOLE)
     marker = in_tmp / "crashed"
@@ -97,6 +100,7 @@ def test_a_crashing_collector_is_restarted_and_reported(in_tmp):
     ("pendulum_sac.py", ["--set", "policy.random_collect_size=200"]),
     ("cartpole_acer.py", []),
 ])
+@pytest.mark.slow
 def test_off_policy_learners_run_in_parallel_mode(cli, in_tmp, config, extra):
     res = cli.train(*ONE, *extra, "--set", "policy.eval.evaluator.eval_freq=50", "--set", "env.stop_value=None",
                     "--exp-name", "p",

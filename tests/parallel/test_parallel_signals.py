@@ -88,6 +88,7 @@ def _assert_all_gone(pids, within: float) -> None:
     assert not [pid for pid in pids if _alive(pid)], "orphaned worker processes"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_signal_stops_every_process_and_keeps_the_run(tmp_path, sig):
     proc, run = _start_training(tmp_path)
@@ -111,6 +112,7 @@ def test_signal_stops_every_process_and_keeps_the_run(tmp_path, sig):
     assert result["stop_reason"] == "interrupted" and result["train_iter"] >= 20
 
 
+@pytest.mark.slow
 def test_workers_exit_when_the_learner_is_killed(tmp_path):
     proc, _ = _start_training(tmp_path)
     try:

@@ -6,6 +6,8 @@ import os
 import sys
 import time
 
+import pytest
+
 from entry_helpers import REPO, assert_user_error
 
 from ding_lite.config import compile_config, read_config_file
@@ -31,6 +33,7 @@ def _ppo_cfg():
     return cfg
 
 
+@pytest.mark.slow
 def test_ppo_trains_once_on_every_round_with_policy_lag_0(in_tmp):
     result = parallel_pipeline(read_config_file(PPO), 0, max_env_step=20 * ROUND_STEPS, overrides=TWO, quiet=True)
     stats = result["parallel"]

@@ -2,9 +2,12 @@
 their update run in the learner process exactly as in the serial pipeline; the buffer it saves holds them."""
 import os
 
+import pytest
+
 from entry_helpers import REPO, load_ckpt, read_result
 
 
+@pytest.mark.slow
 def test_sac_with_priority_runs_in_parallel_mode(cli, in_tmp):
     res = cli.train("--set", "parallel.collector_num=1", "--set", "policy.priority=True", "--set",
                     "policy.priority_IS_weight=True", "--set", "policy.random_collect_size=200", "--set",

@@ -12,6 +12,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.par
 CORE = ["--set", "policy.model.core=lstm", "--set", "policy.model.core_size=16", "--set", "env.stop_value=None"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["impala", "acer"])
 def test_parallel_eval_and_resume_with_the_core(cli, in_tmp, algo):
     config = os.path.join(REPO, "dizoo_configs", f"cartpole_{algo}.py")

@@ -2,9 +2,12 @@
 send n-step samples; the learner trains on them."""
 import os
 
+import pytest
+
 from entry_helpers import REPO, read_result
 
 
+@pytest.mark.slow
 def test_sac_with_nstep_3_runs_in_parallel_mode(cli, in_tmp):
     res = cli.train("--set", "parallel.collector_num=1", "--set", "policy.nstep=3", "--set",
                     "policy.random_collect_size=200", "--set", "policy.eval.evaluator.eval_freq=50", "--set",

@@ -1,4 +1,5 @@
 """SharedWeights: versioned, never-blocking weight exchange through shared memory."""
+import pytest
 import torch
 import torch.multiprocessing as tmp
 
@@ -40,6 +41,7 @@ def test_cpu_state_copies_and_detaches():
     assert not state["p"].requires_grad and state["p"].data_ptr() != p.data_ptr()
 
 
+@pytest.mark.slow
 def test_a_spawned_process_reads_what_the_parent_writes_later():
     ctx = tmp.get_context("spawn")
     slot = SharedWeights(_template(), ctx)

@@ -190,6 +190,7 @@ def test_learn_with_nstep_3_bootstraps_with_each_samples_discount(make, monkeypa
     assert all(torch.isfinite(torch.as_tensor(v)).all() for v in info.values())
 
 
+@pytest.mark.slow
 def test_a_serial_run_with_nstep_3(cli, in_tmp):  # the whole pipeline, its preflight too (a short run, no learning)
     res = cli.train("--set", "policy.nstep=3", "--set", "policy.random_collect_size=200", "--set",
                     "policy.eval.evaluator.eval_freq=100", "--set", "env.stop_value=None", "--exp-name", "n",

@@ -284,6 +284,7 @@ MIXED_RUN = {**SMALL, "policy.random_collect_size": 200, "policy.eval.evaluator.
              "policy.learn.learner.hook.log_show_after_iter": 100}
 
 
+@pytest.mark.slow
 def test_serial_pipeline_on_mixed_target(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     random_steps = []

@@ -118,6 +118,7 @@ def same_scalars(got, expected) -> None:
 
 
 # ---- tests ----------------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_trackers_get_every_tensorboard_scalar_and_the_config(cli, offline):
     result = cli.train(*OFTEN, *tracker_args(offline), env_step=1500)
     assert result.exit_code == 0, result.output
@@ -141,6 +142,7 @@ def test_trackers_get_every_tensorboard_scalar_and_the_config(cli, offline):
     assert run.data.params["policy.learn.batch_size"] == "32" and run.data.params["env.env_id"] == "CartPole-v1"
 
 
+@pytest.mark.slow
 def test_resume_continues_the_same_tracker_runs(cli, offline):
     first = cli.train(*OFTEN, *tracker_args(offline), env_step=1500)
     assert first.exit_code == 0, first.output

@@ -37,6 +37,7 @@ def rss_kept_after_free(mode: str) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc and /proc are Linux")
 def test_freed_memory_stays_in_the_process_only_when_on():
     assert rss_kept_after_free("off") < 8  # glibc's default: the mmap'd 64 MB goes back to the kernel at once

@@ -55,6 +55,7 @@ def _ask_in_process(study_dir: str, times: int, barrier, queue) -> None:
     queue.put(out)
 
 
+@pytest.mark.slow
 def test_processes_on_one_file_never_get_the_same_waiting_trial(tmp_path):
     """Two processes (each start of Python and Optuna costs seconds here)."""
     _enqueue(str(tmp_path))

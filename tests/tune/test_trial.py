@@ -46,6 +46,7 @@ def test_the_table():
     assert lines[2].split() == ["1", "pruned", "-", "0.5", "1024", "7"]
 
 
+@pytest.mark.slow
 def test_trials_that_keep_failing_stop_the_study_with_their_error(in_tmp, monkeypatch):
     pytest.importorskip("optuna")
     from ding_lite.config import read_config_file

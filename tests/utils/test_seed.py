@@ -110,6 +110,7 @@ def test_no_two_envs_of_a_run_share_a_seed(monkeypatch):
     assert_distinct(serial)
 
 
+@pytest.mark.slow
 def test_the_same_config_and_seed_give_the_same_seeds(monkeypatch):
     cfg = config(4)
     first, again = parallel_seeds(cfg, 3, monkeypatch), parallel_seeds(cfg, 3, monkeypatch)
