@@ -50,7 +50,7 @@ from typing import Any, Dict, List, Tuple
 import torch
 from easydict import EasyDict
 
-from ding_lite.rl_utils.ppo import gae, ppo_policy_loss, ppo_value_loss
+from ding_lite.rl_utils.ppo import gae, gae_next_value_rows, ppo_policy_loss, ppo_value_loss
 from ding_lite.torch_utils import GradClipper, adam_step, make_dist, make_optimizer, sample_action, tree_map
 from ding_lite.torch_utils.return_scale import ReturnScale
 from ding_lite.torch_utils.tree import leading_dim
@@ -207,9 +207,7 @@ class PPOPolicy(UnrollPolicy):
         and the sample adds ``core_state`` (1, *state_shape), the unroll's initial state, and ``done`` (T,)."""
         reward, terminated, truncated = segment["reward"], segment["terminated"], segment["truncated"]
         scale = self._value_scale()
-        read = truncated & ~terminated
-        read[-1] = ~terminated[-1]
-        t, n = read.nonzero(as_tuple=True)
+        t, n = gae_next_value_rows(terminated, truncated).nonzero(as_tuple=True)
         next_obs = tree_map(lambda x: x[t, n], segment["next_obs"])
         next_values = torch.zeros_like(reward)
         if "core_state" not in segment:

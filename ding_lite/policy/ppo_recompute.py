@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, Tuple
 
 import torch
 
-from ding_lite.rl_utils.ppo import gae
+from ding_lite.rl_utils.ppo import gae, gae_next_value_rows
 from ding_lite.torch_utils import tree_cat, tree_map
 from ding_lite.torch_utils.tree import Tree
 
@@ -58,15 +58,13 @@ def recompute_gae(critic: Callable[[Tree], torch.Tensor], obs: Tree, recompute: 
         ``(values, advantages, returns)``, (B*T,) each in row b*T + t: V(x_t) as the critic gives it, and GAE's
         advantages and returns in reward units.
     """
-    reward, terminated, truncated = recompute["reward"], recompute["terminated"], recompute["truncated"]
-    B, T = reward.shape
-    read = truncated & ~terminated  # (B, T): the rows whose next value GAE reads
-    read[:, -1] = ~terminated[:, -1]
-    b, t = read.nonzero(as_tuple=True)
+    reward, terminated, truncated = (recompute[k].t() for k in ("reward", "terminated", "truncated"))  # (T, B)
+    T, B = reward.shape
+    t, b = gae_next_value_rows(terminated, truncated).nonzero(as_tuple=True)
     v = critic(tree_cat([obs, tree_map(lambda x: x[b, t], recompute["boot_obs"])]))
-    values = v[:B * T].view(B, T)
+    values = v[:B * T].view(B, T).t()
     next_values = torch.zeros_like(values)
-    next_values[b, t] = v[B * T:]
-    advantages, returns = gae(reward.t(), values.t() * scale, next_values.t() * scale, terminated=terminated.t(),
-                              truncated=truncated.t(), gamma=gamma, lambda_=lambda_)
-    return values.reshape(B * T), advantages.t().reshape(B * T), returns.t().reshape(B * T)
+    next_values[t, b] = v[B * T:]
+    advantages, returns = gae(reward, values * scale, next_values * scale, terminated=terminated, truncated=truncated,
+                              gamma=gamma, lambda_=lambda_)
+    return tuple(x.t().reshape(B * T) for x in (values, advantages, returns))

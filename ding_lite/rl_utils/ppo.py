@@ -39,7 +39,8 @@ import torch
 
 from .vtrace import _backward_sum
 
-__all__ = ['GAEReturns', 'PPOPolicyLoss', 'gae', 'ppo_policy_loss', 'ppo_value_loss', 'weighted_mean']
+__all__ = ['GAEReturns', 'PPOPolicyLoss', 'gae', 'gae_next_value_rows', 'ppo_policy_loss', 'ppo_value_loss',
+           'weighted_mean']
 
 GAEReturns = namedtuple('GAEReturns', ['advantages', 'returns'])
 PPOPolicyLoss = namedtuple('PPOPolicyLoss', ['loss', 'clip_fraction', 'approx_kl'])
@@ -96,6 +97,15 @@ def gae(
         deltas = rewards + gamma * value_after - values
         advantages = _backward_sum(deltas, (gamma * lambda_) * (~cut).to(deltas.dtype))
         return GAEReturns(advantages=advantages, returns=advantages + values)
+
+
+def gae_next_value_rows(terminated: torch.Tensor, truncated: torch.Tensor) -> torch.Tensor:
+    """(T, B) bool: the rows whose ``next_values`` :func:`gae` reads, where the trace is cut without a termination (a
+    truncation, and the unroll's last step unless it terminated). Only these need the critic's value of the next
+    observation."""
+    read = truncated.bool() & ~terminated.bool()
+    read[-1] = ~terminated[-1].bool()
+    return read
 
 
 def ppo_policy_loss(

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from ding_lite.rl_utils import (
-    GAEReturns, PPOPolicyLoss, from_importance_weights, gae, ppo_policy_loss, ppo_value_loss, weighted_mean
+    GAEReturns, PPOPolicyLoss, from_importance_weights, gae, gae_next_value_rows, ppo_policy_loss, ppo_value_loss,
+    weighted_mean
 )
 
 D64 = torch.float64
@@ -346,3 +347,21 @@ def test_per_sample_weights_are_a_weighted_mean():
     terms = [-ref_clipped_objective(r, a, 0.2) for r, a in zip(ratios, adv.tolist())]
     assert out.loss.item() == pytest.approx(ref_weighted_mean(terms, w.tolist()), rel=1e-12)
     assert weighted_mean(torch.ones(4), torch.zeros(4)).item() == 0.0  # nothing kept: 0, not NaN
+
+
+def test_gae_reads_the_next_value_only_after_a_truncation_and_at_the_unroll_end():
+    """Env 0: terminated at t=1, truncated at t=3 (and terminated and truncated at once at t=2: a termination);
+    env 1: nothing ends, so only its last step bootstraps; env 2: its last step terminates, so none does."""
+    T = 5
+    terminated = torch.zeros(T, 3, dtype=torch.bool)
+    truncated = torch.zeros(T, 3, dtype=torch.bool)
+    terminated[1, 0] = terminated[2, 0] = truncated[2, 0] = truncated[3, 0] = True
+    terminated[T - 1, 2] = True
+    want = torch.zeros(T, 3, dtype=torch.bool)
+    want[3, 0] = want[T - 1, 0] = want[T - 1, 1] = True
+    assert torch.equal(gae_next_value_rows(terminated, truncated), want)
+    # the rows it names are the only ones gae reads: NaN elsewhere changes nothing
+    rewards, values = torch.rand(T, 3, dtype=D64), torch.rand(T, 3, dtype=D64)
+    next_values = torch.where(want, torch.rand(T, 3, dtype=D64), torch.full((T, 3), float("nan"), dtype=D64))
+    out = gae(rewards, values, next_values, terminated=terminated, truncated=truncated, gamma=0.9, lambda_=0.8)
+    assert torch.isfinite(out.advantages).all()
