@@ -91,9 +91,19 @@ def pytest_configure(config):
         config.option.loadscopereorder = False
 
 
+# Folders whose files share a session fixture that trains real runs: one group each, so that the fixture is built
+# once (tests/analysis: its runs_dir, about 10 s, was built on both workers).
+SHARED_FIXTURE_DIRS = ("analysis",)
+
+
 def _group(item) -> str:
-    """The pytest-xdist group of a test: its file, or "ray" for the tests that start Ray instances."""
-    return "ray" if item.get_closest_marker("ray") else os.path.relpath(str(item.fspath), HERE)
+    """The pytest-xdist group of a test: its file, its folder for SHARED_FIXTURE_DIRS, or "ray" for the tests that
+    start Ray instances."""
+    if item.get_closest_marker("ray"):
+        return "ray"
+    path = os.path.relpath(str(item.fspath), HERE)
+    folder = path.split(os.sep)[0]
+    return folder if folder in SHARED_FIXTURE_DIRS else path
 
 
 # tryfirst: pytest-xdist's own hook turns the xdist_group marks into node ids, so the marks must be there before it

@@ -128,3 +128,11 @@ def test_group_runs_refuses_a_seed_counted_twice(tmp_path, runs_dir):
     with pytest.raises(UserError, match="'cartpole_impala' has seed 0 twice"):
         group_runs(runs)
     assert len(group_runs(runs, by="path")) == 6
+
+
+def test_the_folder_is_one_xdist_group(request):
+    """Its files share runs_dir (conftest.py: real runs, about 10 s): one pytest-xdist group builds it once
+    (tests/conftest.py's SHARED_FIXTURE_DIRS)."""
+    if not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("checks a run with pytest-xdist's --dist loadgroup, as .ci/run's")
+    assert request.node.nodeid.endswith("@analysis"), request.node.nodeid
