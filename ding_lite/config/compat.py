@@ -88,7 +88,8 @@ MAIN_CONFIG_KEYS: Dict[str, str] = {
                                "evaluator counts episodes (env.n_evaluator_episode); remove it",
     "env.act_scale": "has no effect: ding_lite makes gymnasium envs as registered and maps actions onto the env's Box "
                      "by the policy's convention itself (SAC's tanh actions in [-1, 1] are rescaled to the bounds, as "
-                     "act_scale=True does in DI-engine; IMPALA's and ACER's actions are clipped to them); remove it",
+                     "act_scale=True does in DI-engine; the Gaussian actions of IMPALA, ACER, PPO and APPO are clipped to them, "
+                     "and stored unclipped); remove it",
     "env.replay_path": _NO_RENDER,
     "env.env_wrapper": "has no effect: DI-engine's name for the wrapper set of its env ('atari_default' is the Atari "
                        "preprocessing that ding_lite applies to ale-py ids from env.atari; 'default' and "
