@@ -7,7 +7,9 @@ one run directory per trial and seed (``trial_0003_seed0/``), the trials' logs (
 
 Interrupted trials: every running trial has a heartbeat in the database; a trial whose heartbeat stopped (its tune
 process was killed) is marked FAIL and retried with the same parameters (``RetryFailedTrialCallback``) by the next
-tune process on the study, which is how the same command continues after a ``kill -9``.
+tune process on the study, which is how the same command continues after a ``kill -9``. A tune process that was only
+stopped (Ctrl-Z, a suspended machine) for longer than the grace may find its trial taken over that way when it runs
+again: it stops that trial's run, says so, and goes on with the study (:class:`TrialTakenOver`).
 """
 import inspect
 import os
@@ -142,14 +144,30 @@ def taken(study: Any) -> int:
     return sum(c.get(s, 0) for s in ("COMPLETE", "PRUNED", "RUNNING"))
 
 
+class TrialTakenOver(TrialFailed):
+    """This process's trial was declared interrupted by another tune process (or another thread of this one): its
+    heartbeat was more than GRACE_S late, as when the process was stopped, and the trial is retried with its
+    parameters there. Optuna then refuses every write to the trial, and the final ``tell`` with a ``ValueError``
+    that :func:`run_study` catches."""
+
+
 class Objective:
     """Runs one trial: its parameters sampled, one run per seed, the value the mean of the seeds' metric."""
 
     def __init__(self, opts: TuneOptions, space: Sequence[Param], base_config: str) -> None:
         self.opts, self.space, self.base_config = opts, space, base_config
+        self.taken_over: list = []  # numbers of this process's trials that another process took over
         os.makedirs(os.path.join(opts.study_dir, "logs"), exist_ok=True)
 
     def __call__(self, trial: Any) -> float:
+        import optuna
+        try:
+            return self._run(trial)
+        except optuna.exceptions.UpdateFinishedTrialError:  # a write to a trial another process marked failed
+            self.taken_over.append(trial.number)
+            raise TrialTakenOver(f"trial {trial.number} was taken over by another tune process") from None
+
+    def _run(self, trial: Any) -> float:
         import optuna
         opts = self.opts
         values = {p.path: p.suggest(trial) for p in self.space}
@@ -258,9 +276,24 @@ def run_study(config: Any, space: Sequence[Param], opts: TuneOptions, say: Calla
     if left > 0:
         say(f"study {study_name} ({opts.study_dir}): {left} trial(s) to run of {opts.trials}, {min(opts.jobs, left)} "
             f"at a time; {opts.metric} return, {opts.direction}; storage {shown_url(getattr(storage, 'url', ''))}")
-        study.optimize(Objective(opts, space, os.path.abspath(base_path)), n_trials=None,
-                       n_jobs=min(opts.jobs, left), callbacks=[after_trial], catch=(TrialFailed,),
-                       gc_after_trial=False)
+        objective = Objective(opts, space, os.path.abspath(base_path))
+        while left > 0:
+            try:
+                study.optimize(objective, n_trials=None, n_jobs=min(opts.jobs, left), callbacks=[after_trial],
+                               catch=(TrialFailed,), gc_after_trial=False)
+                break
+            except ValueError as err:  # Optuna's "Cannot tell a FAIL trial": one of ours was taken over
+                if not str(err).startswith("Cannot tell a FAIL"):
+                    raise
+                which = ", ".join(map(str, objective.taken_over))
+                objective.taken_over.clear()
+                say(f"{f'trial {which}' if which else 'a trial of this process'} was declared interrupted by another "
+                    f"tune process (no heartbeat for {GRACE_S} s: this process was stopped, or starved of CPU) and is "
+                    f"retried there with its parameters; its run, if still going, was stopped, and this process goes "
+                    f"on with the study")
+            if len(fails) >= MAX_FAILS_IN_A_ROW:
+                break
+            left = opts.trials - taken(study)
         if len(fails) >= MAX_FAILS_IN_A_ROW:
             write_results(study, opts.study_dir)
             raise UserError(f"{len(fails)} trials failed in a row, the last with: {fails[-1]} (each run's output is "

@@ -1,7 +1,8 @@
 """``ding_lite tune`` with the real Optuna on CartPole IMPALA: a small study whose best trial lands in the good
 learning-rate region while the median pruner stops bad trials early (cleanly: ``pruned`` in their result.json), and
 a study whose tune process is killed with ``kill -9`` and continued by two tune processes on one SQLite storage (its
-interrupted trial marked failed and retried, no trial lost or run twice).
+interrupted trial marked failed and retried, no trial lost or run twice), and one whose stopped (SIGSTOP) tune
+process finds its trial taken over by another and goes on.
 
 Each trial is a ``ding_lite -m serial`` process (~6 s of CPU on this machine, most of it starting Python and torch),
 so the studies are as small as what they show allows."""
@@ -112,3 +113,56 @@ def test_a_killed_study_resumes_with_two_processes_on_one_storage(in_tmp):
             assert result_of(r["run_dirs"])["stop_reason"] in ("max_env_step", "stop_value")
     assert not os.path.exists(os.path.join(failed["run_dirs"], "result.json"))  # killed with A (SIGKILL)
     assert "trial" in open("b.txt").read() and "trial" in open("a.txt").read()
+
+
+def stop_between_transactions(pid: int, db: str) -> None:
+    """SIGSTOP ``pid`` at a moment it holds no lock on the SQLite file ``db``. A process stopped inside a write
+    transaction (a heartbeat, a report) keeps the file's lock while stopped: every other process then waits on it
+    (up to the storage's 60 s timeout), which is SQLite's nature, not the case this test is about."""
+    import sqlite3
+    for _ in range(50):
+        os.kill(pid, signal.SIGSTOP)
+        probe = sqlite3.connect(db, timeout=0.2, isolation_level=None)
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.execute("ROLLBACK")
+            return
+        except sqlite3.OperationalError:  # locked by the stopped process: let it finish its transaction
+            os.kill(pid, signal.SIGCONT)
+            time.sleep(0.3)
+        finally:
+            probe.close()
+    raise AssertionError(f"{db} stayed locked by process {pid}")
+
+
+@pytest.mark.slow
+def test_a_stopped_tune_process_whose_trial_was_retried_elsewhere_goes_on(in_tmp):
+    """A tune process stopped (Ctrl-Z, a suspended laptop, a starved machine) for longer than the heartbeat's grace:
+    a second process on the same storage declares its trial interrupted and retries it. When the first process runs
+    again, its trial is no longer its own: it says so in one line and goes on with the study, instead of dying on
+    Optuna's ``ValueError: Cannot tell a FAIL trial``."""
+    with open("a.txt", "wb") as log_a, open("b.txt", "wb") as log_b:
+        a = tune_process("shared", 2, log_a)
+        deadline = time.monotonic() + 120
+        while not os.path.exists("shared/trial_0000_seed0/eval.csv") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        stop_between_transactions(a.pid, "shared/study.db")
+        try:
+            b = tune_process("shared", 2, log_b)
+            # B waits out trial 0's heartbeat, marks it failed and takes its retry (trial 1) first
+            while not os.path.exists("shared/trial_0001_seed0") and time.monotonic() < deadline:
+                assert b.poll() is None, open("b.txt").read()
+                time.sleep(0.1)
+            assert os.path.exists("shared/trial_0001_seed0"), open("b.txt").read()
+        finally:
+            os.kill(a.pid, signal.SIGCONT)
+        assert a.wait(180) == 0, open("a.txt").read()
+        assert b.wait(180) == 0, open("b.txt").read()
+    out_a = open("a.txt").read()
+    assert "Traceback" not in out_a and "trial 0 was declared interrupted by another tune process" in out_a, out_a
+    rows = read_trials("shared")
+    failed = [r for r in rows if r["state"] == "fail"]
+    assert [r["number"] for r in failed] == ["0"], rows
+    retried = [r for r in rows if r["number"] != "0" and r[LR] == failed[0][LR]]
+    assert [r["state"] for r in retried] == ["complete"], rows  # trial 0's parameters ran again, once, to the end
+    assert 2 <= sum(r["state"] == "complete" for r in rows) <= 3, rows
