@@ -30,6 +30,7 @@ HEARTBEAT_S = 2  # a running trial's heartbeat in the database
 GRACE_S = 6  # a heartbeat older than this: the trial's tune process is gone
 MAX_RETRY = 2  # an interrupted trial is retried this many times
 MAX_FAILS_IN_A_ROW = 3  # trials of this process that failed one after the other: the study stops with the error
+SQLITE_LOCK_WAIT_S = 60.0  # how long a write to a SQLite study waits for another process's lock before it fails
 
 
 def shown_url(url: str) -> str:
@@ -94,14 +95,29 @@ def open_storage(url: Optional[str], study_dir: str) -> Any:
            else "failed_trial_callback"] = retry
     sqlite = url.startswith("sqlite")
     if sqlite:  # several processes on one file: wait for its lock rather than fail; transactions begun by us
-        kwargs["engine_kwargs"] = {"connect_args": {"timeout": 60, "isolation_level": None}}
+        kwargs["engine_kwargs"] = {"connect_args": {"timeout": SQLITE_LOCK_WAIT_S, "isolation_level": None}}
     try:
         storage = RDBStorage(url, **kwargs)
     except (ImportError, optuna.exceptions.StorageInternalError, ValueError) as err:
-        raise UserError(f"--storage {url}: cannot open it: {err}") from None
+        raise locked_database(err, url) or UserError(f"--storage {url}: cannot open it: {err}") from None
     if sqlite:
         serialise_transactions(storage.engine)
     return storage
+
+
+def locked_database(err: BaseException, url: str) -> Optional[UserError]:
+    """One line for SQLite's "database is locked" anywhere in ``err``'s chain (Optuna wraps SQLAlchemy's error, which
+    wraps SQLite's): another process held the study file's lock for SQLITE_LOCK_WAIT_S, as a tune process stopped
+    inside a write does (Ctrl-Z, a suspended machine); None for any other error."""
+    seen: Optional[BaseException] = err
+    while seen is not None:
+        if "database is locked" in str(seen):
+            return UserError(f"{shown_url(url)}: another process held the study database's lock for "
+                             f"{SQLITE_LOCK_WAIT_S:g} s (a tune process on this study stopped with Ctrl-Z, or "
+                             f"suspended? resume it with fg, or end it); then run the same command again to continue "
+                             f"the study (trials this process left running are retried)")
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def serialise_transactions(engine: Any) -> None:
@@ -211,6 +227,17 @@ class Objective:
 def run_study(config: Any, space: Sequence[Param], opts: TuneOptions, say: Callable[[str], None] = print) -> Any:
     """Run (or continue) the study of ``config`` over ``space``; returns the Optuna study. ``say`` prints the
     progress lines and the table."""
+    try:
+        return _run_study(config, space, opts, say)
+    except Exception as err:  # a storage error from any of Optuna's calls: one line if it is a held lock
+        url = opts.storage or f"sqlite:///{os.path.abspath(os.path.join(opts.study_dir, 'study.db'))}"
+        locked = locked_database(err, url)
+        if locked is None:
+            raise
+        raise locked from None
+
+
+def _run_study(config: Any, space: Sequence[Param], opts: TuneOptions, say: Callable[[str], None]) -> Any:
     check_options(opts)
     import optuna
     from ding_lite.config import compile_config, save_config_py
