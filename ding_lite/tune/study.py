@@ -80,13 +80,18 @@ def check_options(opts: TuneOptions) -> None:
         raise UserError(f"--seeds {','.join(map(str, opts.seeds))}: give distinct seeds")
 
 
+def storage_url(url: Optional[str], study_dir: str) -> str:
+    """``--storage``, or by default the SQLite file ``study_dir/study.db``."""
+    return url or f"sqlite:///{os.path.abspath(os.path.join(study_dir, 'study.db'))}"
+
+
 def open_storage(url: Optional[str], study_dir: str) -> Any:
     """The study's storage: ``url`` (any SQLAlchemy URL: sqlite:///..., postgresql://...) or SQLite in
     ``study_dir``, with heartbeats so that interrupted trials are found and retried."""
     import optuna
     from optuna import storages
     from optuna.storages import RDBStorage
-    url = url or f"sqlite:///{os.path.abspath(os.path.join(study_dir, 'study.db'))}"
+    url = storage_url(url, study_dir)
     kwargs: Dict[str, Any] = dict(heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S)
     retry = getattr(storages, "RetryHeartbeatStaleTrialCallback", None) or storages.RetryFailedTrialCallback
     retry = retry(max_retry=MAX_RETRY)
@@ -230,8 +235,7 @@ def run_study(config: Any, space: Sequence[Param], opts: TuneOptions, say: Calla
     try:
         return _run_study(config, space, opts, say)
     except Exception as err:  # a storage error from any of Optuna's calls: one line if it is a held lock
-        url = opts.storage or f"sqlite:///{os.path.abspath(os.path.join(opts.study_dir, 'study.db'))}"
-        locked = locked_database(err, url)
+        locked = locked_database(err, storage_url(opts.storage, opts.study_dir))
         if locked is None:
             raise
         raise locked from None
