@@ -2,10 +2,14 @@
 "gymnasium[mujoco]"``). A long run, not part of CI: benchmarks/suites/mujoco_sac.py trains it for 300k env steps
 beside Tianshou's published curve.
 
-The settings of the published SAC benchmarks (Tianshou, SB3 zoo, CleanRL): one collector env, one env step and one
-update of batch 256 per pass (``n_sample=1``, ``update_per_collect=1``: ding_lite's loop allows ``update_per_collect``
-updates per ``n_sample`` env steps), after 10k env steps of uniformly random actions; [256, 256] networks, learning
-rates 3e-4, gamma 0.99, tau 0.005, automatic entropy tuning. 4 envs with ``n_sample=4, update_per_collect=4`` have the
+The settings of Tianshou's SAC benchmark, the published curve the suite stands beside (its mujoco_sac.py defaults,
+which its benchmark script runs): one collector env, one env step and one update of batch 256 per pass
+(``n_sample=1``, ``update_per_collect=1``: ding_lite's loop allows ``update_per_collect`` updates per ``n_sample`` env
+steps), after 10k env steps of uniformly random actions; [256, 256] networks, actor and critic learning rates 1e-3,
+a fixed entropy coefficient alpha = 0.2, gamma 0.99, tau 0.005. The SB3 zoo and CleanRL tables (at 1M env steps) use
+learning rates 3e-4 and automatic entropy tuning instead: ``--set policy.learn.learning_rate_q=3e-4 --set
+policy.learn.learning_rate_policy=3e-4 --set policy.learn.auto_alpha=True`` (HalfCheetah seeds 0 and 1 at 100k env
+steps: 5,328 / 4,903 that way, 6,400 / 5,530 with these; docs/benchmarks.md). 4 envs with ``n_sample=4, update_per_collect=4`` have the
 same ratio and batch the actor's forward passes, but act on weights up to 3 updates old; one env is the protocol the
 published numbers used, so the comparison holds it fixed. Evaluation: 10 deterministic episodes every 5k updates,
 i.e. every 5k env steps once the warm-up is done (10k, 15k, ..., 100k, ..., 300k).
@@ -28,10 +32,10 @@ main_config = dict(
         learn=dict(
             update_per_collect=1,
             batch_size=256,
-            learning_rate_q=3e-4,
-            learning_rate_policy=3e-4,
-            learning_rate_alpha=3e-4,
-            auto_alpha=True,
+            learning_rate_q=1e-3,
+            learning_rate_policy=1e-3,
+            alpha=0.2,
+            auto_alpha=False,
             target_theta=0.005,
             discount_factor=0.99,
             learner=dict(hook=dict(log_show_after_iter=5000)),
