@@ -45,7 +45,9 @@ main_config = dict(
         ),
         collect=dict(n_sample=1),
         eval=dict(evaluator=dict(eval_freq=5000)),
-        other=dict(replay_buffer=dict(replay_buffer_size=1000000)),
+        # The buffer goes into every ckpt_last (about 50 MB at 300k transitions), so that a resumed run (the
+        # benchmark suite's, across sittings) trains on what it had collected, as an uninterrupted one does.
+        other=dict(replay_buffer=dict(replay_buffer_size=1000000, save_replay_buffer=True)),
     ),
 )
 create_config = dict(

@@ -366,6 +366,11 @@ class TrainingRun:
         self.best_return = max(self.best_return, best_return_on_disk(self.run_dir, path))
         if self._saves_buffer():
             self._buffer_note = load_replay_buffer(self.buffer, counters, os.path.dirname(os.path.abspath(path)))
+        elif hasattr(self, "buffer") and self.cfg.policy.other.replay_buffer.max_staleness != 0:
+            # samples outlive an update (replay): the resumed run trains on what it collects from now on, no warm-up
+            self._buffer_note = ("replay buffer: starting empty, as the checkpoints do not hold it (policy.other."
+                                 "replay_buffer.save_replay_buffer=False); updates resume once it holds a batch, on "
+                                 "the new samples only. Set save_replay_buffer=True for runs you resume")
         return float(counters["wall_time"])
 
     # ---- progress and the end ------------------------------------------------------------------------------------

@@ -93,3 +93,22 @@ def test_sac_run_saves_its_buffer_and_resume_continues_with_it(cli, in_tmp):
     torch.testing.assert_close(final["columns"][0][:400], content["columns"][0])  # the first 400 kept as they were
     log = (run / "log" / "train.log").read_text()
     assert "replay buffer: 400 samples loaded" in log and log.count("warm-up:") == 1  # no second warm-up
+
+
+def test_a_resume_without_the_saved_buffer_says_that_it_starts_empty(cli, in_tmp):
+    """SAC resumed without save_replay_buffer trains on its new samples only (no second warm-up): the log says so and
+    names the key. PPO, whose buffer never holds samples past an update (max_staleness=0), has nothing to say."""
+    args = ["--set", "policy.random_collect_size=200", "--set", "policy.learn.batch_size=32",
+            "--set", "policy.eval.evaluator.eval_freq=100000", "--set", "env.stop_value=None", "--exp-name", "s"]
+    for env_step, resume in ((300, []), (400, ["--resume"])):
+        res = cli.train(*args, *resume, config=PENDULUM, env_step=env_step)
+        assert res.exit_code == 0, res.output
+    log = (in_tmp / "s_seed0" / "log" / "train.log").read_text()
+    assert "replay buffer: starting empty" in log and "save_replay_buffer=True" in log, log
+    assert read_result(in_tmp / "s_seed0")["env_step"] == 400
+    ppo = os.path.join(REPO, "dizoo_configs", "cartpole_ppo.py")
+    for env_step, resume in ((512, []), (1024, ["--resume"])):
+        res = cli.train("--exp-name", "p", *resume, config=ppo, env_step=env_step)
+        assert res.exit_code == 0, res.output
+    log = (in_tmp / "p_seed0" / "log" / "train.log").read_text()
+    assert "resuming from" in log and "replay buffer" not in log, log
