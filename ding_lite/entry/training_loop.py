@@ -26,7 +26,7 @@ from ding_lite.envs.env_spec import spec_from_record
 from ding_lite.policy import Policy
 from ding_lite.run import RunLogger, Throughput, save_checkpoint
 from ding_lite.run.checkpoint import (check_checkpoint_fits, check_env_fits, checkpoint_counters, checkpoint_meta,
-                                      error_summary, load_replay_buffer, save_replay_buffer, state_is_finite)
+                                      error_summary, resume_replay_buffer, save_replay_buffer, state_is_finite)
 from ding_lite.torch_utils.threads import learner_tuner
 from ding_lite.utils import RunIOError, UserError, get_rng_state, set_rng_state
 from ding_lite.utils.file_io import atomic_write_json, io_error
@@ -364,13 +364,9 @@ class TrainingRun:
         self.version = int(counters.get("weight_version", 0))  # older checkpoints may lack it
         set_rng_state(state["rng"])
         self.best_return = max(self.best_return, best_return_on_disk(self.run_dir, path))
-        if self._saves_buffer():
-            self._buffer_note = load_replay_buffer(self.buffer, counters, os.path.dirname(os.path.abspath(path)))
-        elif hasattr(self, "buffer") and self.cfg.policy.other.replay_buffer.max_staleness != 0:
-            # samples outlive an update (replay): the resumed run trains on what it collects from now on, no warm-up
-            self._buffer_note = ("replay buffer: starting empty, as the checkpoints do not hold it (policy.other."
-                                 "replay_buffer.save_replay_buffer=False); updates resume once it holds a batch, on "
-                                 "the new samples only. Set save_replay_buffer=True for runs you resume")
+        if hasattr(self, "buffer"):
+            self._buffer_note = resume_replay_buffer(self.buffer, self.cfg.policy.other.replay_buffer, counters,
+                                                     os.path.dirname(os.path.abspath(path)))
         return float(counters["wall_time"])
 
     # ---- progress and the end ------------------------------------------------------------------------------------

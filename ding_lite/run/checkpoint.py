@@ -197,3 +197,18 @@ def load_replay_buffer(buffer: Any, counters: Mapping[str, Any], ckpt_folder: st
                 f"checkpoint resumed from (train_iter {at[0]:,}, env_step {at[1]:,}); starting with an empty buffer")
     load_buffer_content(buffer, saved["buffer"], where=f"replay buffer '{path}'")
     return f"replay buffer: {len(buffer):,} samples loaded from {path}"
+
+
+def resume_replay_buffer(buffer: Any, buffer_cfg: Mapping[str, Any], counters: Mapping[str, Any],
+                         ckpt_folder: str) -> Optional[str]:
+    """The replay buffer of a resumed run, and the line its log gets: loaded from the checkpoints when the run saves
+    it (``save_replay_buffer``, :func:`load_replay_buffer`), else left empty, which the line says where samples would
+    have outlived an update (replay: SAC then trains on its new samples only, with no second warm-up). None where
+    nothing is worth saying (PPO's buffer, ``max_staleness=0``, holds nothing past an update)."""
+    if buffer_cfg.get("save_replay_buffer"):
+        return load_replay_buffer(buffer, counters, ckpt_folder)
+    if buffer_cfg.get("max_staleness") == 0:
+        return None
+    return ("replay buffer: starting empty, as the checkpoints do not hold it (policy.other.replay_buffer."
+            "save_replay_buffer=False); updates resume once it holds a batch, on the new samples only. Set "
+            "save_replay_buffer=True for runs you resume")
