@@ -1,11 +1,60 @@
 """Optimizers (with the fastest available update kernel) and gradient clipping."""
+import inspect
 import math
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import torch
 from torch.optim import optimizer as _torch_optimizer
 
 FUSED_ADAM_DEVICES = ("cpu", "cuda")  # device types with a fused Adam kernel that ding_lite uses
+# torch.optim.Optimizer's methods as written, without the torch._disable_dynamo wrappers around them (_Eager)
+_UNGUARDED = {name: inspect.unwrap(getattr(torch.optim.Optimizer, name))
+              for name in ("add_param_group", "zero_grad", "state_dict", "load_state_dict")}
+
+
+class _Eager:
+    """torch.optim's own methods, called without the guards that keep torch.compile from tracing into them.
+
+    torch wraps ``Optimizer.add_param_group``, ``zero_grad``, ``state_dict`` and ``load_state_dict`` in
+    ``torch._disable_dynamo``, and each optimizer's ``step`` in ``_use_grad_for_differentiable``: both import
+    ``torch._dynamo`` when first called, 2.4 s of CPU per process on a 2-core VM (torch 2.13), as much as importing
+    torch itself, in every process that trains (a run, each tune trial). The guards matter only inside a compiled
+    region, where ding_lite never takes an optimizer call (its compiled SAC update steps with :func:`adam_update_`).
+    So its optimizers call the functions the guards wrap (``inspect.unwrap``: functools.wraps records them): torch's
+    code, the same results (tests/torch_utils/test_optimizer.py), and no import. ``step`` runs under ``no_grad``, as
+    the guard does for an optimizer that is not ``differentiable`` (make_optimizer's never are); step hooks, which
+    torch adds around ``step`` when the optimizer is made, still run."""
+
+    _torch_step: Callable[..., Optional[float]]  # the unguarded step of the subclass's torch.optim class
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        torch_class = next(c for c in cls.__mro__ if c.__module__.startswith("torch.optim."))
+        cls._torch_step = staticmethod(inspect.unwrap(torch_class.step))
+
+    def add_param_group(self, param_group: Dict[str, Any]) -> None:
+        _UNGUARDED["add_param_group"](self, param_group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        _UNGUARDED["zero_grad"](self, set_to_none)
+
+    def state_dict(self) -> Dict[str, Any]:
+        return _UNGUARDED["state_dict"](self)
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        _UNGUARDED["load_state_dict"](self, state_dict)
+
+    def step(self, closure: Optional[Callable[[], float]] = None) -> Optional[float]:
+        with torch.no_grad():
+            return self._torch_step(self, closure)
+
+
+class Adam(_Eager, torch.optim.Adam):
+    """``torch.optim.Adam`` without the ``torch._dynamo`` import (:class:`_Eager`)."""
+
+
+class RMSprop(_Eager, torch.optim.RMSprop):
+    """``torch.optim.RMSprop`` without the ``torch._dynamo`` import (:class:`_Eager`)."""
 
 
 def make_optimizer(name: str, params: Iterable[torch.nn.Parameter], lr: float, **kwargs) -> torch.optim.Optimizer:
@@ -17,12 +66,12 @@ def make_optimizer(name: str, params: Iterable[torch.nn.Parameter], lr: float, *
         tensors = [p for g in params for p in (g["params"] if isinstance(g, dict) else [g])]
         if all(p.device.type in FUSED_ADAM_DEVICES and p.is_floating_point() for p in tensors):
             try:
-                return torch.optim.Adam(params, lr=lr, fused=True, **kwargs)
+                return Adam(params, lr=lr, fused=True, **kwargs)
             except RuntimeError:  # a dtype or option without a fused kernel
                 pass
-        return torch.optim.Adam(params, lr=lr, foreach=True, **kwargs)
+        return Adam(params, lr=lr, foreach=True, **kwargs)
     if name == "rmsprop":
-        return torch.optim.RMSprop(params, lr=lr, foreach=True, **kwargs)
+        return RMSprop(params, lr=lr, foreach=True, **kwargs)
     raise ValueError(f"unknown optimizer '{name}': use 'adam' or 'rmsprop'")
 
 
@@ -36,7 +85,7 @@ def has_step_hooks(optimizer: torch.optim.Optimizer) -> bool:
 
 def lean_adam_ok(optimizer: torch.optim.Optimizer) -> bool:
     """Whether :func:`adam_step` may run ``optimizer``'s step itself: a plain fused Adam, no hooks."""
-    if type(optimizer) is not torch.optim.Adam or not hasattr(torch, "_fused_adam_") or has_step_hooks(optimizer):
+    if type(optimizer) not in (torch.optim.Adam, Adam) or not hasattr(torch, "_fused_adam_") or has_step_hooks(optimizer):
         return False
     return all(g["fused"] and not (g["amsgrad"] or g["maximize"] or g["capturable"] or g["differentiable"]
                                    or g.get("decoupled_weight_decay", False) or isinstance(g["lr"], torch.Tensor))
