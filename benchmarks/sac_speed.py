@@ -147,15 +147,32 @@ def compile_switch(args: argparse.Namespace) -> int:
 
 
 def rate(run, n1: int, n2: int) -> dict:
+    """Env steps/s from a run of ``n1`` and one of ``n2`` env steps: (n2 - n1) / (t2 - t1), which cancels what
+    every run pays once (building the envs and the model, the warm-up). None where the longer run took no longer
+    (the difference is noise: a wider ``--steps`` gap measures it), with a line that says so."""
     (t1, c1), (t2, c2) = run(n1), run(n2)
-    return {"short_steps": n1, "short_s": round(t1, 3), "long_steps": n2, "long_s": round(t2, 3),
-            "env_steps_per_s": round((n2 - n1) / (t2 - t1), 1),
-            "env_steps_per_cpu_s": round((n2 - n1) / (c2 - c1), 1)}
+    out = {"short_steps": n1, "short_s": round(t1, 3), "long_steps": n2, "long_s": round(t2, 3)}
+    for key, dt in (("env_steps_per_s", t2 - t1), ("env_steps_per_cpu_s", c2 - c1)):
+        out[key] = round((n2 - n1) / dt, 1) if dt > 0 else None
+    if out["env_steps_per_s"] is None or out["env_steps_per_cpu_s"] is None:
+        print(f"sac_speed: the run of {n2} env steps took no longer than the run of {n1} ({t2:.3f} s against "
+              f"{t1:.3f} s): no rate from this pair; widen --steps", flush=True)
+    return out
+
+
+def ratio(a, b):
+    """a / b to two decimals, None where either rate is missing."""
+    return round(a / b, 2) if a is not None and b is not None else None
+
+
+def fmt(value, spec: str) -> str:
+    """``value`` in ``spec`` (e.g. '11.1f'), or 'n/a' right-aligned in its width."""
+    return format(value, spec) if value is not None else format("n/a", ">" + spec.rstrip("f").split(".")[0])
 
 
 def median_rate(rates: list) -> dict:
     """The repeat with the median env steps/s (its own figures), and every repeat's rate."""
-    ordered = sorted(rates, key=lambda r: r["env_steps_per_s"])
+    ordered = sorted(rates, key=lambda r: -1.0 if r["env_steps_per_s"] is None else r["env_steps_per_s"])
     return dict(ordered[(len(ordered) - 1) // 2], repeats=[r["env_steps_per_s"] for r in rates])
 
 
@@ -182,6 +199,12 @@ def compare(args: argparse.Namespace, ding_threads, sb3_threads: int, precision:
             warm = ding_lite_run(args.warmup + args.batch + 50, args, workdir, "compile_warmup", ding_threads,
                                  precision, variants["ding_lite_compiled"])
             compile_warmup_s = round(warm[0], 1)
+        # One short untimed run of ding_lite and of SB3 first: what the process pays once (imports and lazy set-ups
+        # on first use) would otherwise fall in the first timed short run alone, shrink the difference the rate is
+        # taken from and so inflate that library's first rate. (SBX runs in fresh processes, each paying it alike.)
+        first_updates = args.warmup + args.batch + 20  # a few updates: the optimizer's first step makes its state
+        ding_lite_run(first_updates, args, workdir, "process_warmup", ding_threads, precision)
+        sb3_run(first_updates, args, sb3_threads)
         for _ in range(args.repeats):
             for name in ding:
                 rates[name].append(ding_lite_pair(name))
@@ -200,10 +223,10 @@ def compare(args: argparse.Namespace, ding_threads, sb3_threads: int, precision:
                           update_ms=round(statistics.median(t["update_ms"] for t in timings), 3),
                           act_ms=round(statistics.median(t["act_ms"] for t in timings), 3))
     for other, short in zip(others, ("sb3", "sbx")):
-        row[f"ratio_ding_lite_over_{short}"] = round(row["ding_lite"]["env_steps_per_s"]
-                                                     / row[other]["env_steps_per_s"], 2)
-        row[f"cpu_ratio_ding_lite_over_{short}"] = round(row["ding_lite"]["env_steps_per_cpu_s"]
-                                                         / row[other]["env_steps_per_cpu_s"], 2)
+        row[f"ratio_ding_lite_over_{short}"] = ratio(row["ding_lite"]["env_steps_per_s"],
+                                                     row[other]["env_steps_per_s"])
+        row[f"cpu_ratio_ding_lite_over_{short}"] = ratio(row["ding_lite"]["env_steps_per_cpu_s"],
+                                                         row[other]["env_steps_per_cpu_s"])
     print(row, flush=True)
     return row
 
@@ -262,16 +285,17 @@ def main() -> None:
           f"{'/SBX (CPU)':>12}")
     for name, row in rows.items():
         d, s, x = row["ding_lite"], row["stable_baselines3"], row.get("sbx")
-        sbx_cols = (f"{x['env_steps_per_s']:11.1f} ({x['threads']})" if x else f"{'-':>16}")
-        sbx_ratios = (f"{row['ratio_ding_lite_over_sbx']:12.2f}x{row['cpu_ratio_ding_lite_over_sbx']:11.2f}x"
-                      if x else "")
-        print(f"  {name:14}{d['env_steps_per_s']:11.1f} ({d['threads']}){s['env_steps_per_s']:11.1f} ({s['threads']})"
-              f"{sbx_cols}{row['ratio_ding_lite_over_sb3']:12.2f}x{row['cpu_ratio_ding_lite_over_sb3']:11.2f}x"
+        sbx_cols = (f"{fmt(x['env_steps_per_s'], '11.1f')} ({x['threads']})" if x else f"{'-':>16}")
+        sbx_ratios = (f"{fmt(row['ratio_ding_lite_over_sbx'], '12.2f')}x"
+                      f"{fmt(row['cpu_ratio_ding_lite_over_sbx'], '11.2f')}x" if x else "")
+        print(f"  {name:14}{fmt(d['env_steps_per_s'], '11.1f')} ({d['threads']})"
+              f"{fmt(s['env_steps_per_s'], '11.1f')} ({s['threads']}){sbx_cols}"
+              f"{fmt(row['ratio_ding_lite_over_sb3'], '12.2f')}x{fmt(row['cpu_ratio_ding_lite_over_sb3'], '11.2f')}x"
               f"{sbx_ratios}")
     for name, row in rows.items():
         for variant, what in (("ding_lite_autograd", "autograd's update"), ("ding_lite_compiled", "compile_update")):
             if variant in row:
-                print(f"  {name}: ding_lite with {what} {row[variant]['env_steps_per_s']:.1f}")
+                print(f"  {name}: ding_lite with {what} {fmt(row[variant]['env_steps_per_s'], '.1f')}")
     if any("sbx" in row for row in rows.values()):
         print("  SBX on its own, ms: " + ", ".join(f"{name}: update {row['sbx']['update_ms']}, act "
                                                     f"{row['sbx']['act_ms']}" for name, row in rows.items()))
