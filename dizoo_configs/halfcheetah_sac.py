@@ -2,17 +2,17 @@
 "gymnasium[mujoco]"``). A long run, not part of CI: benchmarks/suites/mujoco_sac.py trains it for 300k env steps
 beside Tianshou's published curve.
 
-The settings of Tianshou's SAC benchmark, the published curve the suite stands beside (its mujoco_sac.py defaults,
-which its benchmark script runs): one collector env, one env step and one update of batch 256 per pass
-(``n_sample=1``, ``update_per_collect=1``: ding_lite's loop allows ``update_per_collect`` updates per ``n_sample`` env
-steps), after 10k env steps of uniformly random actions; [256, 256] networks, actor and critic learning rates 1e-3,
-a fixed entropy coefficient alpha = 0.2, gamma 0.99, tau 0.005. The SB3 zoo and CleanRL tables (at 1M env steps) use
-learning rates 3e-4 and automatic entropy tuning instead: ``--set policy.learn.learning_rate_q=3e-4 --set
+The settings of Tianshou's SAC benchmark, the published curve the suite stands beside (its mujoco_sac.py defaults, which
+its benchmark script runs): one collector env, one env step and one update of batch 256 per pass (``n_sample=1``,
+``update_per_collect=1``: ding_lite's loop allows ``update_per_collect`` updates per ``n_sample`` env steps), after 10k
+env steps of uniformly random actions; [256, 256] networks, actor and critic learning rates 1e-3, a fixed entropy
+coefficient alpha = 0.2, gamma 0.99, tau 0.005. The SB3 zoo and CleanRL tables (at 1M env steps) use learning rates 3e-4
+and automatic entropy tuning instead: ``--set policy.learn.learning_rate_q=3e-4 --set
 policy.learn.learning_rate_policy=3e-4 --set policy.learn.auto_alpha=True`` (HalfCheetah seeds 0 and 1 at 100k env
-steps: 5,328 / 4,903 that way, 6,400 / 5,530 with these; docs/benchmarks.md). 4 envs with ``n_sample=4, update_per_collect=4`` have the
-same ratio and batch the actor's forward passes, but act on weights up to 3 updates old; one env is the protocol the
-published numbers used, so the comparison holds it fixed. Evaluation: 10 deterministic episodes every 5k updates,
-i.e. every 5k env steps once the warm-up is done (10k, 15k, ..., 100k, ..., 300k).
+steps: 5,328 / 4,903 that way, 6,400 / 5,530 with these; docs/benchmarks.md). 4 envs with ``n_sample=4,
+update_per_collect=4`` have the same ratio and batch the actor's forward passes, but act on weights up to 3 updates old;
+one env is the protocol the published numbers used, so the comparison holds it fixed. Evaluation: 10 deterministic
+episodes every 5k updates, i.e. every 5k env steps once the warm-up is done (10k, 15k, ..., 100k, ..., 300k).
 
 Run it:  ding_lite -m serial -c dizoo_configs/halfcheetah_sac.py -s 0 --env-step 300000 --set torch_threads=1
 

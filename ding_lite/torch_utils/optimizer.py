@@ -85,7 +85,8 @@ def has_step_hooks(optimizer: torch.optim.Optimizer) -> bool:
 
 def lean_adam_ok(optimizer: torch.optim.Optimizer) -> bool:
     """Whether :func:`adam_step` may run ``optimizer``'s step itself: a plain fused Adam, no hooks."""
-    if type(optimizer) not in (torch.optim.Adam, Adam) or not hasattr(torch, "_fused_adam_") or has_step_hooks(optimizer):
+    if (type(optimizer) not in (torch.optim.Adam, Adam) or not hasattr(torch, "_fused_adam_")
+            or has_step_hooks(optimizer)):
         return False
     return all(g["fused"] and not (g["amsgrad"] or g["maximize"] or g["capturable"] or g["differentiable"]
                                    or g.get("decoupled_weight_decay", False) or isinstance(g["lr"], torch.Tensor))
