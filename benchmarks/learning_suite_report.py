@@ -50,10 +50,18 @@ def seed_state(run: Dict[str, Any], budget: int) -> str:
     return "failed" if reason.startswith("error") else "partial"
 
 
+def covered(run: Dict[str, Any], column: str = "env_step") -> float:
+    """How far the run has got, in env steps (or ``column='wall_time'``, seconds): its result.json's, or its last
+    evaluation's where that is later (a resumed run still going has passed the result.json its interruption left)."""
+    last = float(run["evals"][column][-1])
+    result = run["result"]
+    return last if result is None else max(float(result[column]), last)
+
+
 def value_at(run: Dict[str, Any], checkpoint: int, budget: int, state: str) -> Optional[Dict[str, Any]]:
     """The evaluation that stands for ``checkpoint`` (see the module's docstring), or None."""
     evals, result = run["evals"], run["result"]
-    progress = result["env_step"] if result is not None else int(evals["env_step"][-1])
+    progress = int(covered(run))
     limit, note = checkpoint, None
     stopped_early = state == "finished" and result["stop_reason"] == "stop_value" and progress < checkpoint
     if stopped_early:
@@ -87,8 +95,7 @@ def task_report(task, runs: Dict[int, Optional[Dict[str, Any]]]) -> Dict[str, An
         entry: Dict[str, Any] = {"seed": seed, "state": states[seed]}
         if run:
             result = run["result"] or {}
-            env_step = result.get("env_step", int(run["evals"]["env_step"][-1]))
-            wall = result.get("wall_time", float(run["evals"]["wall_time"][-1]))
+            env_step, wall = int(covered(run)), covered(run, "wall_time")
             entry.update(stop_reason=result.get("stop_reason"), env_step=env_step, wall_time_s=round(wall, 1),
                          env_step_per_s=round(env_step / wall, 1) if wall else None,
                          final_return=result.get("final_return"), best_return=result.get("best_return"),

@@ -123,3 +123,18 @@ def test_a_runs_dir_inside_the_repository_is_refused(tmp_path):
     assert done.stderr.strip().splitlines() == [
         f"learning_suite: error: --runs-dir {inside} is inside the repository {REPO}: run directories hold large "
         f"checkpoints; give a path outside it (default ~/ding_lite_runs/smoke)"]
+
+
+def test_a_resumed_run_still_going_is_read_past_its_last_interruption():
+    """While a resumed run trains, its result.json is the one its interruption wrote (99,601 env steps here) and its
+    eval.csv goes on: the table takes the evaluations up to where eval.csv has got."""
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    import learning_suite_report as report
+    evals = {"env_step": np.array([90_001, 100_001, 110_001]), "return_mean": np.array([5.0, 6.0, 7.0]),
+             "wall_time": np.array([1800.0, 1990.0, 2100.0]), "episodes": np.array([10, 10, 10])}
+    run = {"evals": evals, "result": {"env_step": 99_601, "wall_time": 1860.0, "stop_reason": "interrupted"}}
+    assert report.covered(run) == 110_001 and report.covered(run, "wall_time") == 2100.0
+    assert report.value_at(run, 100_002, 300_000, "partial")["return"] == 6.0
+    assert report.value_at(run, 200_000, 300_000, "partial") is None  # not there yet
+    finished = {"evals": evals, "result": {"env_step": 110_001, "wall_time": 2100.0, "stop_reason": "max_env_step"}}
+    assert report.value_at(finished, 110_001, 110_001, "finished")["return"] == 7.0
