@@ -3,7 +3,9 @@ and the small files of finished runs, all under the results directory: the runs'
 (``runs/<suite>/<task>/seed<N>/``), so that the results directory's top level holds results files only.
 
 A seed's return at a checkpoint is the deterministic evaluation there: the eval.csv row with the largest env step at
-or below the checkpoint, and the table says which env step that was. Two cases read further: at the checkpoint that
+or below the checkpoint plus 0.1% (``SLACK``: each resume moves a run's later evaluations one collection on, the
+collection made before the interruption and trained on after it, so the evaluation of 100k lies at 100,002 after two
+resumes), and the table says which env step that was. Two cases read further: at the checkpoint that
 is the budget, a finished run's final evaluation counts (a run stops at the first env step at or past its budget, so
 that evaluation may lie a collect beyond it); a run that finished by reaching the config's stop_value keeps its last
 evaluation for the later checkpoints (marked ``stop_value``). A run that has not reached a checkpoint yet has no value
@@ -23,6 +25,7 @@ from ding_lite.utils import UserError
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMALL_FILES = ("eval.csv", "result.json", "total_config.py")  # what is committed of a finished run
 LAUNCHES = "launches.jsonl"
+SLACK = 0.001  # an evaluation up to this fraction past a checkpoint stands for it (resumes shift evaluations)
 RUN_COPIES = "runs"  # under the results directory: <suite>/<task>/seed<N>/ holds a finished run's SMALL_FILES
 
 
@@ -62,14 +65,14 @@ def value_at(run: Dict[str, Any], checkpoint: int, budget: int, state: str) -> O
     """The evaluation that stands for ``checkpoint`` (see the module's docstring), or None."""
     evals, result = run["evals"], run["result"]
     progress = int(covered(run))
-    limit, note = checkpoint, None
+    limit, note = checkpoint + int(checkpoint * SLACK), None
     stopped_early = state == "finished" and result["stop_reason"] == "stop_value" and progress < checkpoint
     if stopped_early:
         limit, note = progress, "stop_value"
     elif progress < checkpoint:
         return None
     elif state == "finished" and checkpoint == budget:
-        limit = max(checkpoint, progress)
+        limit = max(limit, progress)
     rows = np.nonzero(evals["env_step"] <= limit)[0]
     if rows.size == 0:
         return None

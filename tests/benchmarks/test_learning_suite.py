@@ -134,7 +134,8 @@ def test_a_resumed_run_still_going_is_read_past_its_last_interruption():
              "wall_time": np.array([1800.0, 1990.0, 2100.0]), "episodes": np.array([10, 10, 10])}
     run = {"evals": evals, "result": {"env_step": 99_601, "wall_time": 1860.0, "stop_reason": "interrupted"}}
     assert report.covered(run) == 110_001 and report.covered(run, "wall_time") == 2100.0
-    assert report.value_at(run, 100_002, 300_000, "partial")["return"] == 6.0
+    assert report.value_at(run, 100_000, 300_000, "partial")["return"] == 6.0  # 100,001: one resume's step past
+    assert report.value_at(run, 99_000, 300_000, "partial")["return"] == 5.0  # 0.1% past 99k is short of 100,001
     assert report.value_at(run, 200_000, 300_000, "partial") is None  # not there yet
     finished = {"evals": evals, "result": {"env_step": 110_001, "wall_time": 2100.0, "stop_reason": "max_env_step"}}
     assert report.value_at(finished, 110_001, 110_001, "finished")["return"] == 7.0
