@@ -263,6 +263,8 @@ def write_report(suite, runs_dir: str, results_dir: str, run_dir: Callable, mach
                 plot_task(task, runs, png)
             except ImportError:
                 notes.append("plots skipped: matplotlib is not installed (pip install ding_lite[plot])")
+        elif os.path.exists(png):  # a plot of runs this report no longer holds (a seed list changed, runs moved)
+            os.remove(png)
     report = {"suite": suite.name, "suite_file": os.path.relpath(suite.path, ROOT),
               "note": suite.note, "runs_dir": runs_dir, "commit": commit, "machine": machine, "tasks": tasks}
     path = os.path.join(results_dir, f"{suite.name}.json")

@@ -139,3 +139,17 @@ def test_a_resumed_run_still_going_is_read_past_its_last_interruption():
     assert report.value_at(run, 200_000, 300_000, "partial") is None  # not there yet
     finished = {"evals": evals, "result": {"env_step": 110_001, "wall_time": 2100.0, "stop_reason": "max_env_step"}}
     assert report.value_at(finished, 110_001, 110_001, "finished")["return"] == 7.0
+
+
+def test_the_report_removes_the_plot_of_a_task_it_holds_no_run_of(tmp_path):
+    """A plot left from runs the report no longer holds (the seed list changed, the runs moved) is removed, not kept
+    beside a table that says 'not started'."""
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    import learning_suite
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "smoke_cartpole_impala.png").write_bytes(b"a plot of runs that are gone")
+    suite = learning_suite.load_suite("smoke")
+    learning_suite.write_report(suite, str(tmp_path / "runs"), str(results), learning_suite.run_dir,
+                                learning_suite.machine_info(), "abc")
+    assert sorted(os.listdir(results)) == ["smoke.json"]
