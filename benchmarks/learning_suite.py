@@ -208,14 +208,23 @@ def set_aside(path: str) -> str:
     return f"{path}.unstarted-{n}"
 
 
-def plan(suite: Suite, runs_dir: str, retry_failed: bool) -> List[Tuple[Task, int, bool]]:
-    """The runs to start, as (task, seed, resume); prints what it skips and why."""
+def committed_copy(results_dir: str, suite: Suite, task: Task, seed: int) -> str:
+    """Where the report keeps a finished run's small files (eval.csv, result.json, total_config.py)."""
+    return os.path.join(results_dir, "runs", suite.name, task.name, f"seed{seed}")
+
+
+def plan(suite: Suite, runs_dir: str, retry_failed: bool, results_dir: str = RESULTS) -> List[Tuple[Task, int, bool]]:
+    """The runs to start, as (task, seed, resume); prints what it skips and why. A run with no directory here whose
+    committed copy says it finished (on another machine, or a runs directory since deleted) is not run again."""
     todo = []
     for task in suite.tasks:
         for seed in task.seeds:
             path = run_dir(runs_dir, task, seed)
             state = run_state(path, task.env_step)
-            if state == "finished":
+            copy = committed_copy(results_dir, suite, task, seed)
+            if state == "new" and run_state(copy, task.env_step) == "finished":
+                print(f"skip {task.name} seed {seed}: finished, as its committed copy says ({copy})")
+            elif state == "finished":
                 print(f"skip {task.name} seed {seed}: finished ({path})")
             elif state == "failed" and not retry_failed:
                 reason = read_json(os.path.join(path, "result.json"))["stop_reason"]
@@ -323,7 +332,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     failures = 0
     if not args.report_only:
         os.makedirs(runs_dir, exist_ok=True)
-        todo = plan(suite, runs_dir, args.retry_failed)
+        todo = plan(suite, runs_dir, args.retry_failed, args.results_dir)
         try:
             failures = run_all(todo, runs_dir, jobs, args.threads)
         except KeyboardInterrupt:

@@ -14,7 +14,7 @@ there, and a target counts as met only when every seed has one.
 import json
 import os
 import shutil
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
@@ -232,6 +232,17 @@ def launches(runs_dir: str) -> List[Dict[str, Any]]:
         return []
 
 
+def earlier_commits(report_path: str) -> Dict[Tuple[str, int], Set[str]]:
+    """(task, seed) -> the commits an earlier report recorded for the run, {} without one."""
+    try:
+        with open(report_path) as f:
+            report = json.load(f)
+        return {(task["task"], run["seed"]): set(run.get("commits", ())) for task in report["tasks"]
+                for run in task["runs"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
 def copy_small_files(run: Dict[str, Any], dest: str) -> None:
     os.makedirs(dest, exist_ok=True)
     for name in SMALL_FILES:
@@ -245,14 +256,18 @@ def write_report(suite, runs_dir: str, results_dir: str, run_dir: Callable, mach
     os.makedirs(results_dir, exist_ok=True)
     copies = os.path.join(results_dir, RUN_COPIES, suite.name)
     started = launches(runs_dir)
+    path = os.path.join(results_dir, f"{suite.name}.json")
+    earlier = earlier_commits(path)
     tasks, notes = [], []
     for task in suite.tasks:
         runs = {seed: load_seed(run_dir(runs_dir, task, seed), os.path.join(copies, task.name, f"seed{seed}"))
                 for seed in task.seeds}
         entry = task_report(task, runs)
         for run_entry in entry["runs"]:
-            run_entry["commits"] = sorted({r["commit"] for r in started
-                                           if r["task"] == task.name and r["seed"] == run_entry["seed"]})
+            commits = {r["commit"] for r in started if r["task"] == task.name and r["seed"] == run_entry["seed"]}
+            if run_entry.get("read_from") == "copy":  # launched from a runs directory this machine no longer has
+                commits |= earlier.get((task.name, run_entry["seed"]), set())
+            run_entry["commits"] = sorted(commits)
         tasks.append(entry)
         for seed, run in runs.items():
             if run and run["source"] == "run" and seed_state(run, task.env_step) == "finished":
@@ -267,7 +282,6 @@ def write_report(suite, runs_dir: str, results_dir: str, run_dir: Callable, mach
             os.remove(png)
     report = {"suite": suite.name, "suite_file": os.path.relpath(suite.path, ROOT),
               "note": suite.note, "runs_dir": runs_dir, "commit": commit, "machine": machine, "tasks": tasks}
-    path = os.path.join(results_dir, f"{suite.name}.json")
     with open(path, "w") as f:
         json.dump(report, f, indent=2)
     print(markdown(report))

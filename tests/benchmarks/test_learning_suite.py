@@ -153,3 +153,34 @@ def test_the_report_removes_the_plot_of_a_task_it_holds_no_run_of(tmp_path):
     learning_suite.write_report(suite, str(tmp_path / "runs"), str(results), learning_suite.run_dir,
                                 learning_suite.machine_info(), "abc")
     assert sorted(os.listdir(results)) == ["smoke.json"]
+
+
+def test_a_run_finished_on_another_machine_is_not_run_again_and_keeps_its_commits(tmp_path, capsys):
+    """A suite spans sittings on machines that do not keep ~/ding_lite_runs: a seed with no run directory whose
+    committed copy says it finished is skipped (not trained again from scratch), the report reads it from the copy
+    and keeps the commits the earlier report recorded for it; a seed with neither is planned from scratch."""
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    import learning_suite
+    results, runs = tmp_path / "results", tmp_path / "runs"
+    copy = results / "runs" / "smoke" / "cartpole_impala" / "seed0"
+    copy.mkdir(parents=True)
+    (copy / "eval.csv").write_text("train_iter,env_step,wall_time,return_mean,return_std,return_min,return_max,"
+                                   "episodes\n0,0,0.5,20.0,1,19,21,10\n90,2000,9.0,150.0,1,149,151,10\n"
+                                   "300,6001,30.0,480.0,1,479,481,10\n")
+    (copy / "result.json").write_text(json.dumps({"env_step": 6_001, "stop_reason": "max_env_step",
+                                                  "wall_time": 30.0, "final_return": 480.0, "best_return": 480.0}))
+    earlier = {"tasks": [{"task": "cartpole_impala", "runs": [{"seed": 0, "commits": ["c0ffee"]}]}]}
+    (results / "smoke.json").write_text(json.dumps(earlier))
+    suite = learning_suite.load_suite("smoke")
+
+    todo = learning_suite.plan(suite, str(runs), retry_failed=False, results_dir=str(results))
+    assert [(task.name, seed, resume) for task, seed, resume in todo] == [("cartpole_impala", 1, False)]
+    assert f"skip cartpole_impala seed 0: finished, as its committed copy says ({copy})" in capsys.readouterr().out
+
+    report = learning_suite.write_report(suite, str(runs), str(results), learning_suite.run_dir,
+                                         learning_suite.machine_info(), "abc")
+    (seed0, seed1) = report["tasks"][0]["runs"]
+    assert (seed0["state"], seed0["read_from"], seed0["commits"], seed0["env_step"]) == (
+        "finished", "copy", ["c0ffee"], 6_001)
+    assert (seed1["state"], seed1["commits"]) == ("not started", [])
+    assert report["tasks"][0]["checkpoints"][0]["per_seed"][0]["return"] == 150.0
