@@ -130,6 +130,50 @@ def test_relative_links_resolve(path):
     assert not broken, f"{os.path.relpath(path, REPO)} has broken links: {broken}"
 
 
+# A result path a doc cites; not one after "<commit>:" (``git show 773cc95:benchmarks/results/x.txt``: in the history).
+RESULT_PATH = re.compile(r"(?<![\w:/])benchmarks/(?:studies/)?results/[A-Za-z0-9_./{},*-]*")
+
+
+def expand_braces(path: str) -> List[str]:
+    """``a_seed{0,1}/`` -> ``a_seed0/``, ``a_seed1/`` (the shell's brace expansion, one level at a time)."""
+    match = re.search(r"\{([^{}]*)\}", path)
+    if not match:
+        return [path]
+    return [p for alt in match.group(1).split(",")
+            for p in expand_braces(path[:match.start()] + alt + path[match.end():])]
+
+
+def committed_files() -> set:
+    import subprocess
+    listed = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout: which result files are committed is unknown")
+    files = set(listed.stdout.splitlines())
+    folders = {os.path.dirname(f) for f in files}
+    while True:  # every ancestor folder of a committed file
+        more = {os.path.dirname(f) for f in folders} - folders - {""}
+        if not more:
+            break
+        folders |= more
+    return files | folders | {f + "/" for f in folders}
+
+
+@pytest.mark.parametrize("path", markdown_files() + [os.path.join(REPO, "benchmarks", "studies", "README.md")],
+                         ids=lambda p: os.path.relpath(p, REPO))
+def test_the_result_files_a_doc_names_are_committed(path):
+    """A path under benchmarks/results/ that a doc cites (``runs/<name>_seed{0,1}/`` expanded, ``*`` matched) is in git, not only on
+    the machine that wrote it: .gitignore ignores run directories (``*_seed[0-9]*/``), which once kept the files of
+    eight cited runs out of every commit."""
+    if not os.path.isfile(path):
+        pytest.skip(f"no {os.path.relpath(path, REPO)}")
+    committed = committed_files()
+    cited = {p.rstrip(".,") for m in RESULT_PATH.findall(read(path)) for p in expand_braces(m)}
+    import fnmatch
+    missing = sorted(p for p in cited if not (p in committed or p.rstrip("/") in committed or
+                                             ("*" in p and fnmatch.filter(committed, p))))
+    assert not missing, f"{os.path.relpath(path, REPO)} cites result files that are not committed: {missing}"
+
+
 def test_reliability_table_names_existing_tests():
     """Every test that docs/reliability.md's failure table cites exists (so the table cannot drift from the suite)."""
     import ast
