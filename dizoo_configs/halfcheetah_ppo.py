@@ -1,14 +1,16 @@
 """PPO on MuJoCo HalfCheetah-v5 (needs gymnasium's mujoco extra: ``pip install "gymnasium[mujoco]"``). A long run, not
 part of CI: the issue-47 benchmark trains 3 seeds for 300k env steps beside Tianshou's published PPO.
 
-Tianshou's published MuJoCo PPO settings (examples/mujoco/mujoco_ppo.py, the runs its benchmark table reports):
-2,048 env steps per collection (8 envs x 256 steps), 10 epochs of 32 minibatches of 64 steps, learning rate 3e-4
-annealed linearly to 0, gamma 0.99, GAE lambda 0.95, clip 0.2, no entropy bonus, value loss weight 0.25, gradient norm
-clipped at 0.5, separate actor and critic of two 64-unit tanh layers, state-independent log std starting at -0.5,
+Tianshou's published MuJoCo PPO settings (examples/mujoco/mujoco_ppo.py at its benchmark's commit), but for the
+differences docs/ppo.md measures: 2,048 env steps per collection, 10 epochs of 32 minibatches of 64 steps, learning
+rate 3e-4, gamma 0.99, GAE lambda 0.95, clip 0.2, no entropy bonus, gradient norm clipped at 0.5 (actor and critic
+together), separate actor and critic of two 64-unit tanh layers, state-independent log std starting at -0.5,
 observations normalised by running statistics, value targets normalised by the running std of the returns
-(``value_norm``, Tianshou's rew_norm), no advantage normalisation. Off here: Tianshou's recomputation of the
-advantages before each epoch (``--set policy.learn.recompute_adv=True``; docs/ppo.md). Evaluation: 10 deterministic
-episodes every 5 collections.
+(``value_norm``, Tianshou's rew_norm), no advantage normalisation. Different here: 8 envs x 256 steps per collection
+(Tianshou's 64 x 32), the rate annealed linearly to 0 at 300k env steps (Tianshou's reaches 0 at 3M), and the value
+loss value_weight x 0.5 (V - R)^2 with value_weight 0.25 (Tianshou's 0.25 (V - R)^2); also off: Tianshou's
+recomputation of the advantages before each epoch (``--set policy.learn.recompute_adv=True``). Evaluation: 10
+deterministic episodes every 5 collections (Tianshou's are stochastic).
 
 Run it:  ding_lite -m serial -c dizoo_configs/halfcheetah_ppo.py -s 0 --env-step 300000 --set torch_threads=1
 """
