@@ -40,7 +40,7 @@ RESULTS = os.path.join(HERE, "results")
 sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 
-from learning_suite_report import write_report  # noqa: E402  (benchmarks/learning_suite_report.py)
+from learning_suite_report import committed_copy, write_report  # noqa: E402  (benchmarks/learning_suite_report.py)
 from machine import machine_info  # noqa: E402  (benchmarks/machine.py)
 
 from ding_lite.torch_utils.threads import available_cores  # noqa: E402
@@ -208,11 +208,6 @@ def set_aside(path: str) -> str:
     return f"{path}.unstarted-{n}"
 
 
-def committed_copy(results_dir: str, suite: Suite, task: Task, seed: int) -> str:
-    """Where the report keeps a finished run's small files (eval.csv, result.json, total_config.py)."""
-    return os.path.join(results_dir, "runs", suite.name, task.name, f"seed{seed}")
-
-
 def plan(suite: Suite, runs_dir: str, retry_failed: bool, results_dir: str = RESULTS) -> List[Tuple[Task, int, bool]]:
     """The runs to start, as (task, seed, resume); prints what it skips and why. A run with no directory here whose
     committed copy says it finished (on another machine, or a runs directory since deleted) is not run again."""
@@ -221,7 +216,7 @@ def plan(suite: Suite, runs_dir: str, retry_failed: bool, results_dir: str = RES
         for seed in task.seeds:
             path = run_dir(runs_dir, task, seed)
             state = run_state(path, task.env_step)
-            copy = committed_copy(results_dir, suite, task, seed)
+            copy = committed_copy(results_dir, suite.name, task.name, seed)
             if state == "new" and run_state(copy, task.env_step) == "finished":
                 print(f"skip {task.name} seed {seed}: finished, as its committed copy says ({copy})")
             elif state == "finished":

@@ -232,6 +232,11 @@ def launches(runs_dir: str) -> List[Dict[str, Any]]:
         return []
 
 
+def committed_copy(results_dir: str, suite_name: str, task_name: str, seed: int) -> str:
+    """Where the report keeps a finished run's small files (eval.csv, result.json, total_config.py)."""
+    return os.path.join(results_dir, RUN_COPIES, suite_name, task_name, f"seed{seed}")
+
+
 def earlier_commits(report_path: str) -> Dict[Tuple[str, int], Set[str]]:
     """(task, seed) -> the commits an earlier report recorded for the run, {} without one."""
     try:
@@ -254,13 +259,12 @@ def write_report(suite, runs_dir: str, results_dir: str, run_dir: Callable, mach
                  commit: str) -> Dict[str, Any]:
     """Build the report of ``suite`` from ``runs_dir`` (falling back on the committed copies), write it, print it."""
     os.makedirs(results_dir, exist_ok=True)
-    copies = os.path.join(results_dir, RUN_COPIES, suite.name)
     started = launches(runs_dir)
     path = os.path.join(results_dir, f"{suite.name}.json")
     earlier = earlier_commits(path)
     tasks, notes = [], []
     for task in suite.tasks:
-        runs = {seed: load_seed(run_dir(runs_dir, task, seed), os.path.join(copies, task.name, f"seed{seed}"))
+        runs = {seed: load_seed(run_dir(runs_dir, task, seed), committed_copy(results_dir, suite.name, task.name, seed))
                 for seed in task.seeds}
         entry = task_report(task, runs)
         for run_entry in entry["runs"]:
@@ -271,7 +275,7 @@ def write_report(suite, runs_dir: str, results_dir: str, run_dir: Callable, mach
         tasks.append(entry)
         for seed, run in runs.items():
             if run and run["source"] == "run" and seed_state(run, task.env_step) == "finished":
-                copy_small_files(run, os.path.join(copies, task.name, f"seed{seed}"))
+                copy_small_files(run, committed_copy(results_dir, suite.name, task.name, seed))
         png = os.path.join(results_dir, f"{suite.name}_{task.name}.png")
         if any(runs.values()):
             try:
