@@ -5,8 +5,10 @@
 * Every relative link in docs/*.md and README.md points at an existing file, and an anchor (``file.md#section``)
   at an existing heading of that file (GitHub's heading ids).
 """
+import fnmatch
 import os
 import re
+import subprocess
 import unicodedata
 from typing import Dict, Iterator, List, Mapping, Tuple
 
@@ -144,7 +146,6 @@ def expand_braces(path: str) -> List[str]:
 
 
 def committed_files() -> set:
-    import subprocess
     listed = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True)
     if listed.returncode != 0:
         pytest.skip("not a git checkout: which result files are committed is unknown")
@@ -168,7 +169,6 @@ def test_the_result_files_a_doc_names_are_committed(path):
         pytest.skip(f"no {os.path.relpath(path, REPO)}")
     committed = committed_files()
     cited = {p.rstrip(".,") for m in RESULT_PATH.findall(read(path)) for p in expand_braces(m)}
-    import fnmatch
     missing = sorted(p for p in cited if not (p in committed or p.rstrip("/") in committed or
                                              ("*" in p and fnmatch.filter(committed, p))))
     assert not missing, f"{os.path.relpath(path, REPO)} cites result files that are not committed: {missing}"
