@@ -40,7 +40,7 @@ RESULTS = os.path.join(HERE, "results")
 sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 
-from learning_suite_report import committed_copy, write_report  # noqa: E402  (benchmarks/learning_suite_report.py)
+from learning_suite_report import committed_copy, result_state, write_report  # noqa: E402  (benchmarks/learning_suite_report.py)
 from machine import machine_info  # noqa: E402  (benchmarks/machine.py)
 
 from ding_lite.torch_utils.threads import available_cores  # noqa: E402
@@ -143,14 +143,8 @@ def run_state(path: str, budget: int) -> str:
     checkpoint: killed before its first one)."""
     if not os.path.isdir(path):
         return "new"
-    result = read_json(os.path.join(path, "result.json"))
-    if result is not None:
-        reason = str(result.get("stop_reason", ""))
-        if reason == "stop_value" or (reason in ("max_env_step", "max_train_iter") and result["env_step"] >= budget):
-            return "finished"
-        if reason.startswith("error"):
-            return "failed"
-    return "resumable" if has_checkpoint(path) else "unstarted"
+    return result_state(read_json(os.path.join(path, "result.json")), budget) or (
+        "resumable" if has_checkpoint(path) else "unstarted")
 
 
 def has_checkpoint(path: str) -> bool:

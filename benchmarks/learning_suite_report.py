@@ -42,15 +42,20 @@ def load_seed(run_path: str, copy_path: str) -> Optional[Dict[str, Any]]:
     return None
 
 
-def seed_state(run: Dict[str, Any], budget: int) -> str:
-    """'finished' (budget or stop_value), 'failed', or 'partial' (still going, or stopped short)."""
-    result = run["result"]
+def result_state(result: Optional[Dict[str, Any]], budget: int) -> Optional[str]:
+    """What a run's result.json says of it: 'finished' (``budget`` env steps reached, or stop_value), 'failed'
+    (stop_reason 'error: ...'), or None (no result.json, or one a run stopped short of its budget wrote)."""
     if result is None:
-        return "partial"
+        return None
     reason = str(result.get("stop_reason", ""))
     if reason == "stop_value" or (reason in ("max_env_step", "max_train_iter") and result["env_step"] >= budget):
         return "finished"
-    return "failed" if reason.startswith("error") else "partial"
+    return "failed" if reason.startswith("error") else None
+
+
+def seed_state(run: Dict[str, Any], budget: int) -> str:
+    """'finished' (budget or stop_value), 'failed', or 'partial' (still going, or stopped short)."""
+    return result_state(run["result"], budget) or "partial"
 
 
 def covered(run: Dict[str, Any], column: str = "env_step") -> float:
