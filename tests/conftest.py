@@ -18,12 +18,12 @@ from entry_helpers import Cli  # noqa: E402
 if os.environ.get("PYTEST_XDIST_WORKER"):
     torch.set_num_threads(1)
 
-# Tests that start Ray instances carry the ``ray`` mark. .ci/tests runs them in a pass of their own, in one process at
-# normal priority, beside the others' two workers at nice 10: in one pass, beside a busy worker, Ray's processes
-# competed for the cores (their group took 657 s there against 220 s alone, and a Ray test up to 6x its time alone).
-# Split over two workers of their own pass they took 170 s, against 164 s in one process, each test 1.5-3x slower
-# than alone and so closer to its deadlines. Under pytest-xdist they are one group, so that a run of everything with
-# ``-n 2`` never has two Ray instances at once (their process-exit checks count every Ray process on the machine).
+# Tests that start Ray instances carry the ``ray`` mark. .ci/run runs them in a pass of their own, in one process,
+# after the others: beside a busy worker Ray's processes compete for the cores (their group took 657 s there against
+# 220 s alone, and a Ray test up to 6x its time alone). Split over two workers of their own pass they took 170 s,
+# against 164 s in one process, each test 1.5-3x slower than alone and so closer to its deadlines. Under pytest-xdist
+# they are one group, so that a run of everything with ``-n 2`` never has two Ray instances at once (their
+# process-exit checks count every Ray process on the machine).
 
 
 @pytest.fixture
