@@ -40,7 +40,8 @@ RESULTS = os.path.join(HERE, "results")
 sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 
-from learning_suite_report import committed_copy, result_state, write_report  # noqa: E402  (benchmarks/learning_suite_report.py)
+# benchmarks/learning_suite_report.py
+from learning_suite_report import committed_copy, result_state, write_report  # noqa: E402
 from machine import machine_info  # noqa: E402  (benchmarks/machine.py)
 
 from ding_lite.torch_utils.threads import available_cores  # noqa: E402

@@ -53,14 +53,14 @@ def train_iter(path: str) -> int:
 
 def checkpoint_rows(run: str, pattern: str, env_id: str, episodes: int) -> List[Dict[str, Any]]:
     """Per checkpoint of ``run`` (``ckpt/<pattern>``, in update order): the return and the torso's pitch."""
-    ckpts = sorted(glob.glob(os.path.join(run, "ckpt", pattern)), key=train_iter)
+    ckpts = sorted((train_iter(path), path) for path in glob.glob(os.path.join(run, "ckpt", pattern)))
     if not ckpts:
         raise SystemExit(f"no ckpt/{pattern} in {run}")
     rows: List[Dict[str, Any]] = []
-    for path in ckpts:
+    for updates, path in ckpts:
         agent = ding_lite.load(path)
         played = [play(agent, env_id, 1000 + i) for i in range(episodes)]
-        row = {"train_iter": train_iter(path),
+        row = {"train_iter": updates,
                "return_mean": round(float(np.mean([e["return"] for e in played])), 1),
                "final_pitch": [round(e["final_pitch"], 2) for e in played],
                "max_abs_pitch": [round(e["max_abs_pitch"], 2) for e in played],

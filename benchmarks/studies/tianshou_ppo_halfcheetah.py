@@ -73,8 +73,9 @@ def build(env_id: str, seed: int, train_envs: int, test_envs: int, settings: arg
     test.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    space = gym.make(env_id).action_space
-    obs_dim = gym.make(env_id).observation_space.shape
+    env = gym.make(env_id)
+    space, obs_dim = env.action_space, env.observation_space.shape
+    env.close()
     actor = ContinuousActorProbabilistic(
         preprocess_net=Net(state_shape=obs_dim, hidden_sizes=[64, 64], activation=nn.Tanh),
         action_shape=space.shape, unbounded=True)
