@@ -4,6 +4,7 @@ import ipaddress
 import os
 import socket
 import subprocess
+import time
 
 import pytest
 
@@ -17,9 +18,17 @@ ray = pytest.importorskip("ray", reason="the Ray backend needs the extra: pip in
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 
-def _ray_workers() -> int:
-    out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    return sum(line.startswith("ray::") for line in out.splitlines())
+def _ray_workers(wait_s: float = 15.0) -> int:
+    """The Ray worker processes (``ray::...``) on the machine once they have had ``wait_s`` to exit: a worker of
+    the stopped instance ends a moment after the raylet that killed it (seconds, on a busy machine: one was still
+    there when the machine also ran two training processes); a leaked one stays."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        n = sum(line.startswith("ray::") for line in out.splitlines())
+        if n == 0 or time.monotonic() > deadline:
+            return n
+        time.sleep(0.5)
 
 
 def test_ray_backend_learns_and_shuts_down(cli, in_tmp):
