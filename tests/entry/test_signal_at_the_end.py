@@ -80,7 +80,9 @@ def _group_gone(pgid: int, within: float) -> bool:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+# SIGINT is in the long tier (benchmarks/studies/ci_time.md#the-long-tier): SIGTERM takes the same path in CI.
+@pytest.mark.parametrize("sig", [pytest.param(signal.SIGINT, marks=pytest.mark.long), signal.SIGTERM],
+                         ids=["SIGINT", "SIGTERM"])
 def test_a_signal_to_the_process_group_with_subprocess_envs_is_an_interrupt(tmp_path, sig):
     """As a terminal's Ctrl-C (or ``timeout``, a job scheduler) does: the signal goes to the run and its env processes
     at once; the env processes that stop with it are part of the interrupt, not a broken pipe."""

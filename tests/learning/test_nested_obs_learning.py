@@ -57,7 +57,8 @@ def _run(config, seed, tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("policy_type", ["impala", "acer"])
+# ACER is in the long tier (benchmarks/studies/ci_time.md#the-long-tier): IMPALA carries the Dict path in CI.
+@pytest.mark.parametrize("policy_type", ["impala", pytest.param("acer", marks=pytest.mark.long)])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_goal_grid_dict_observation_learns(policy_type, seed, tmp_path, monkeypatch):
     policy, result, message = _run(_config(policy_type, {}, SOLVED_RETURN, "goal_grid"), seed, tmp_path, monkeypatch)
@@ -66,6 +67,8 @@ def test_goal_grid_dict_observation_learns(policy_type, seed, tmp_path, monkeypa
 
 
 @pytest.mark.slow
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): the control of the test above.
+@pytest.mark.long
 def test_goal_grid_without_the_goal_key_does_not_learn(tmp_path, monkeypatch):
     blind = dict(wrappers=[dict(type="gymnasium.wrappers:FilterObservation",
                                 kwargs=dict(filter_keys=["position", "walls"]))])
@@ -75,7 +78,8 @@ def test_goal_grid_without_the_goal_key_does_not_learn(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", ["dict", "img_obs_wrapper"])
+# ImgObsWrapper is in the long tier (benchmarks/studies/ci_time.md#the-long-tier): the Dict path carries MiniGrid in CI.
+@pytest.mark.parametrize("path", ["dict", pytest.param("img_obs_wrapper", marks=pytest.mark.long)])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_minigrid_empty_learns(path, seed, tmp_path, monkeypatch):
     wrappers = [DROP_MISSION] if path == "dict" else ["minigrid.wrappers:ImgObsWrapper"]

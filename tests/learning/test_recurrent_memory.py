@@ -52,6 +52,9 @@ PPO_BUDGET = 60_000
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 2])
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): CI's LSTM IMPALA solves the same task;
+# PPO's whole-sequence minibatches are unit-tested.
+@pytest.mark.long
 def test_lstm_ppo_solves_cartpole_without_velocities(seed, in_tmp):
     """PPO with the LSTM core (dizoo_configs/cartpole_ppo.py plus ``model.core='lstm'``, 64 units, and minibatches
     of 128 steps: 2 of 4 whole unrolls of 32) reaches an evaluation mean of 400 on CartPole without velocities.
@@ -79,6 +82,9 @@ def test_lstm_ppo_solves_cartpole_without_velocities(seed, in_tmp):
 
 
 @pytest.mark.slow
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): the control of the LSTM IMPALA test,
+# which CI runs.
+@pytest.mark.long
 def test_feed_forward_impala_cannot(in_tmp):
     result = run(None)
     assert result["env_step"] >= BUDGET, result  # the whole budget was spent

@@ -89,7 +89,9 @@ def _assert_all_gone(pids, within: float) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+# SIGINT is in the long tier (benchmarks/studies/ci_time.md#the-long-tier): SIGTERM takes the same path in CI.
+@pytest.mark.parametrize("sig", [pytest.param(signal.SIGINT, marks=pytest.mark.long), signal.SIGTERM],
+                         ids=["SIGINT", "SIGTERM"])
 def test_signal_stops_every_process_and_keeps_the_run(tmp_path, sig):
     proc, run = _start_training(tmp_path)
     try:

@@ -146,7 +146,9 @@ def test_collectors_spread_and_a_lost_node_is_replaced(cluster, tmp_path):
     assert len(nodes) >= 2 and nodes[-1] != victim.node_id, (nodes, victim.node_id)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+# SIGINT is in the long tier (benchmarks/studies/ci_time.md#the-long-tier): SIGTERM takes the same path in CI.
+@pytest.mark.parametrize("sig", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.long)],
+                         ids=["SIGTERM", "SIGINT"])
 def test_a_stop_signal_under_ray_keeps_the_run_and_ends_every_actor(cluster, tmp_path, sig):
     before = _actor_processes()  # left by other tests (a removed node's, still exiting)
     run = Run(tmp_path, "--env-step", "1000000", "--set", "parallel.collector_num=2", address=cluster.address)
@@ -210,6 +212,9 @@ def test_no_placeable_collector_stops_the_run_with_one_line(cluster, driver, tmp
     assert "Traceback" not in out
 
 
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): CI starts private instances in
+# tests/parallel/test_ray_backend.py.
+@pytest.mark.long
 def test_no_address_starts_a_private_instance_beside_a_running_cluster(cluster, tmp_path):
     """RAY_ADDRESS points at the running cluster; a run without parallel.ray_address still starts its own instance
     (before: ``ValueError: When connecting to an existing cluster, num_cpus and num_gpus must not be provided``)."""

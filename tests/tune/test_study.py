@@ -136,6 +136,9 @@ def stop_between_transactions(pid: int, db: str) -> None:
 
 
 @pytest.mark.slow
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): CI runs the killed study that resumes
+# with two processes.
+@pytest.mark.long
 def test_a_stopped_tune_process_whose_trial_was_retried_elsewhere_goes_on(in_tmp):
     """A tune process stopped (Ctrl-Z, a suspended laptop, a starved machine) for longer than the heartbeat's grace:
     a second process on the same storage declares its trial interrupted and retries it. When the first process runs
