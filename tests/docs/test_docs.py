@@ -194,3 +194,20 @@ def test_reliability_table_names_existing_tests():
             tree = ast.parse(read(full))
             names = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
             assert name in names, f"docs/reliability.md cites {path}::{name}, which does not exist"
+
+
+def ci_commands() -> List[str]:
+    """The ``python -m pytest`` and ``python -m ruff`` lines of .ci/run, as written there."""
+    with open(os.path.join(REPO, ".ci", "run")) as f:
+        return [line.strip() for line in f if re.match(r"\s*python -m (pytest|ruff)\b", line)]
+
+
+def test_the_readme_gives_the_test_commands_ci_runs():
+    """CI runs "the README's test command" (the brief): every pytest and ruff line of .ci/run is in README.md, as
+    written there, so that a change to what CI selects (``-m "not ray and not long"``) shows in the README too."""
+    commands = ci_commands()
+    assert len(commands) == 3, commands  # lint, pass 1, the Ray pass
+    with open(os.path.join(REPO, "README.md")) as f:
+        readme = [line.split("#")[0].strip() for line in f]
+    missing = [c for c in commands if c not in readme]
+    assert not missing, f"README.md does not show these commands of .ci/run: {missing}"
