@@ -15,7 +15,7 @@ from ding_lite.entry.build import build, compile_input, resolve_env_spaces
 from ding_lite.envs import EnvSpec
 from ding_lite.envs.wall_grid import WallGridEnv
 from ding_lite.policy.acer import ACERPolicy
-from ding_lite.utils import ConfigError
+from ding_lite.utils import ConfigError, set_seed
 from ding_lite.worker import SampleCollector
 
 N_ENV = 4
@@ -41,6 +41,10 @@ class Built:
         main = dict(exp_name="mask", env=dict(collector_env_num=N_ENV, evaluator_env_num=1, n_evaluator_episode=1),
                     policy=policy)
         self.cfg = compile_input((main, dict(env=dict(type="wall_grid"), policy=dict(type=policy_type))), seed)
+        # The global seed, as the pipelines set it before building: the networks' initial weights and the sampled
+        # actions are then the same whatever tests ran before in this process (with the generator as earlier tests
+        # left it, a random walk reached the goal inside the first 80 steps once, in one test order).
+        set_seed(seed)
         self.parts = build(self.cfg, seed)
         self.policy = self.parts.policy
         self.collector = SampleCollector(self.parts.collector_env, self.policy.collect_mode)
