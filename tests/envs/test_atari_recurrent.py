@@ -11,6 +11,10 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.par
 
 
 @pytest.mark.slow
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): CI trains pong_impala.py end to end
+# (tests/config/test_dizoo_configs.py) and the LSTM core on compact uint8-style unrolls (tests/policy/
+# test_recurrent_impala.py, tests/model/test_recurrent_feature_off.py).
+@pytest.mark.long
 def test_pong_impala_with_an_lstm_runs(cli, in_tmp):
     pytest.importorskip("ale_py", reason="Atari needs the extra: pip install 'ding_lite[atari]'")
     res = cli("-m", "serial", "-c", os.path.join(REPO, "dizoo_configs", "pong_impala.py"), "-q", "--env-step", "640",
