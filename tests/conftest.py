@@ -119,9 +119,14 @@ def pytest_collection_modifyitems(config, items):
     first seed carries the claim in CI and the others are the statistical check a change to an algorithm runs. Two
     of the longest list first the seed their measurements show fastest (the pixel test, Pendulum PPO: issue 46's CI
     time); the budget each asserts is the same for every seed."""
-    for item in items:  # the long tier is part of the slow one: `-m "not slow"` and `--all-seeds -m slow` rely on it
+    for item in items:
+        # The long tier is part of the slow one: `-m "not slow"` and `--all-seeds -m slow` rely on it.
         if item.get_closest_marker("long") and not item.get_closest_marker("slow"):
             raise pytest.UsageError(f"{item.nodeid} is marked long but not slow: mark it slow too")
+        # .ci/run's Ray pass collects tests/parallel only; a Ray test elsewhere would run in no pass.
+        if item.get_closest_marker("ray") and not os.path.relpath(str(item.fspath), HERE).startswith("parallel" + os.sep):
+            raise pytest.UsageError(f"{item.nodeid} starts Ray instances (marked ray) outside tests/parallel, which "
+                                    f"is all that .ci/run's Ray pass collects: move it there")
     groups = {item.nodeid: _group(item) for item in items}
     for item in items:
         item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
