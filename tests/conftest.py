@@ -124,7 +124,8 @@ def pytest_collection_modifyitems(config, items):
         if item.get_closest_marker("long") and not item.get_closest_marker("slow"):
             raise pytest.UsageError(f"{item.nodeid} is marked long but not slow: mark it slow too")
         # .ci/run's Ray pass collects tests/parallel only; a Ray test elsewhere would run in no pass.
-        if item.get_closest_marker("ray") and not os.path.relpath(str(item.fspath), HERE).startswith("parallel" + os.sep):
+        in_parallel = os.path.relpath(str(item.fspath), HERE).startswith("parallel" + os.sep)
+        if item.get_closest_marker("ray") and not in_parallel:
             raise pytest.UsageError(f"{item.nodeid} starts Ray instances (marked ray) outside tests/parallel, which "
                                     f"is all that .ci/run's Ray pass collects: move it there")
     groups = {item.nodeid: _group(item) for item in items}

@@ -53,8 +53,8 @@ def test_ported_cartpole_impala_reaches_400(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): CI trains the ported CartPole IMPALA
-# and PPO configs.
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): CI trains the ported CartPole
+# IMPALA and PPO configs.
 @pytest.mark.long
 def test_ported_pendulum_sac_reaches_its_stop_value(tmp_path, monkeypatch):
     result, message = port_and_train("pendulum_sac", 60_000, [], tmp_path, monkeypatch)

@@ -80,7 +80,8 @@ def _group_gone(pgid: int, within: float) -> bool:
 
 
 @pytest.mark.slow
-# SIGINT is in the long tier (benchmarks/studies/ci_time.md#the-long-tier): SIGTERM takes the same path in CI.
+# SIGINT is in the long tier (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): SIGTERM takes the same path in
+# CI.
 @pytest.mark.parametrize("sig", [pytest.param(signal.SIGINT, marks=pytest.mark.long), signal.SIGTERM],
                          ids=["SIGINT", "SIGTERM"])
 def test_a_signal_to_the_process_group_with_subprocess_envs_is_an_interrupt(tmp_path, sig):

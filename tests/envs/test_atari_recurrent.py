@@ -11,8 +11,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.par
 
 
 @pytest.mark.slow
-# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): CI trains pong_impala.py end to end
-# (tests/config/test_dizoo_configs.py) and the LSTM core on compact uint8-style unrolls (tests/policy/
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): CI trains pong_impala.py end
+# to end (tests/config/test_dizoo_configs.py) and the LSTM core on compact uint8-style unrolls (tests/policy/
 # test_recurrent_impala.py, tests/model/test_recurrent_feature_off.py).
 @pytest.mark.long
 def test_pong_impala_with_an_lstm_runs(cli, in_tmp):

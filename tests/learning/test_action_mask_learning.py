@@ -119,7 +119,8 @@ def test_masked_ppo_solves_wall_grid(seed, tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): CI runs the same control with IMPALA.
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): CI runs the same control with
+# IMPALA.
 @pytest.mark.long
 def test_unmasked_ppo_does_not_solve_wall_grid_in_the_same_budget(tmp_path, monkeypatch):
     result = _run(False, 0, tmp_path, monkeypatch, "ppo")

@@ -57,7 +57,7 @@ def _run(config, seed, tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-# ACER is in the long tier (benchmarks/studies/ci_time.md#the-long-tier): IMPALA carries the Dict path in CI.
+# ACER is in the long tier (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): IMPALA carries the Dict path in CI.
 @pytest.mark.parametrize("policy_type", ["impala", pytest.param("acer", marks=pytest.mark.long)])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_goal_grid_dict_observation_learns(policy_type, seed, tmp_path, monkeypatch):
@@ -67,7 +67,8 @@ def test_goal_grid_dict_observation_learns(policy_type, seed, tmp_path, monkeypa
 
 
 @pytest.mark.slow
-# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): the control of the test above.
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): the control of the test
+# above.
 @pytest.mark.long
 def test_goal_grid_without_the_goal_key_does_not_learn(tmp_path, monkeypatch):
     blind = dict(wrappers=[dict(type="gymnasium.wrappers:FilterObservation",
@@ -78,7 +79,8 @@ def test_goal_grid_without_the_goal_key_does_not_learn(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-# ImgObsWrapper is in the long tier (benchmarks/studies/ci_time.md#the-long-tier): the Dict path carries MiniGrid in CI.
+# ImgObsWrapper is in the long tier (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): the Dict path carries
+# MiniGrid in CI.
 @pytest.mark.parametrize("path", ["dict", pytest.param("img_obs_wrapper", marks=pytest.mark.long)])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_minigrid_empty_learns(path, seed, tmp_path, monkeypatch):

@@ -42,8 +42,8 @@ def test_parallel_boltzmann_sac_learns_cartpole(seed, tmp_path, monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
-# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): CI runs mixed SAC serially and
-# Boltzmann SAC in parallel.
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): CI runs mixed SAC serially
+# and Boltzmann SAC in parallel.
 @pytest.mark.long
 def test_parallel_mixed_sac_reaches_the_mixed_target_stop_value(seed, tmp_path, monkeypatch):
     result = run("mixed_sac", seed, MIXED_BUDGET, {}, tmp_path, monkeypatch)

@@ -37,8 +37,8 @@ def first_eval_after_training(tmp_path, seed, priority):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
-# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): CI's Cliffwalk test shows the effect;
-# the priorities are tested by formula.
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): CI's Cliffwalk test shows the
+# effect; the priorities are tested by formula.
 @pytest.mark.long
 def test_prioritised_replay_learns_pendulum_faster_early(seed, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -41,8 +41,8 @@ def win_rate(run_dir: str, games: int, seed: int = 12345) -> float:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5])
-# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): CI's masked PPO solves WallGrid; the
-# wrapper has fast tests.
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): CI's masked PPO solves
+# WallGrid; the wrapper has fast tests.
 @pytest.mark.long
 def test_masked_ppo_wins_tictactoe_against_a_random_player(seed, tmp_path, monkeypatch):
     pytest.importorskip("pettingzoo", reason="needs the pettingzoo extra: pip install -e '.[pettingzoo]'")

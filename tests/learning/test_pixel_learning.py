@@ -56,7 +56,7 @@ def moving_dot(policy_type="impala"):
 
 
 @pytest.mark.slow
-# IMPALA is in the long tier (benchmarks/studies/ci_time.md#the-long-tier): ACER carries the conv path in CI.
+# IMPALA is in the long tier (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): ACER carries the conv path in CI.
 @pytest.mark.parametrize("policy_type", [pytest.param("impala", marks=pytest.mark.long), "acer"])
 @pytest.mark.parametrize("seed", [1, 0, 2])  # seed 1 first: the fastest IMPALA seed of 0-2 (conftest: CI's seed)
 def test_conv_policy_learns_moving_dot(policy_type, seed, tmp_path, monkeypatch):

@@ -52,8 +52,8 @@ PPO_BUDGET = 60_000
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 2])
-# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): CI's LSTM IMPALA solves the same task;
-# PPO's whole-sequence minibatches are unit-tested.
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): CI's LSTM IMPALA solves the
+# same task; PPO's whole-sequence minibatches are unit-tested.
 @pytest.mark.long
 def test_lstm_ppo_solves_cartpole_without_velocities(seed, in_tmp):
     """PPO with the LSTM core (dizoo_configs/cartpole_ppo.py plus ``model.core='lstm'``, 64 units, and minibatches
@@ -82,8 +82,8 @@ def test_lstm_ppo_solves_cartpole_without_velocities(seed, in_tmp):
 
 
 @pytest.mark.slow
-# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): the control of the LSTM IMPALA test,
-# which CI runs.
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): the control of the LSTM
+# IMPALA test, which CI runs.
 @pytest.mark.long
 def test_feed_forward_impala_cannot(in_tmp):
     result = run(None)

@@ -54,8 +54,8 @@ def test_pendulum_sac_reaches_minus_200_within_10k_steps(seed, tmp_path, monkeyp
 
 
 @pytest.mark.slow
-# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): CI's discrete SAC learns WallGrid and
-# parallel CartPole (tests/learning/test_action_mask_learning.py, test_parallel_sac_learning.py).
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): CI's discrete SAC learns
+# WallGrid and parallel CartPole (tests/learning/test_action_mask_learning.py, test_parallel_sac_learning.py).
 @pytest.mark.long
 def test_cartpole_discrete_sac_reaches_475_within_100k_steps(tmp_path, monkeypatch):
     result, curve, stop_value = run_to_stop_value("cartpole_sac", 0, 100_000, tmp_path, monkeypatch)

@@ -31,7 +31,8 @@ def _shares_parameters(model) -> bool:
 
 
 @pytest.mark.slow
-# ACER is in the long tier (benchmarks/studies/ci_time.md#the-long-tier): IMPALA carries the shared encoder in CI.
+# ACER is in the long tier (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): IMPALA carries the shared encoder
+# in CI.
 @pytest.mark.parametrize("name", [pytest.param("cartpole_acer", marks=pytest.mark.long), "cartpole_impala"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_shared_encoder_reaches_475(name, seed, tmp_path, monkeypatch):

@@ -47,7 +47,7 @@ def test_serial_run_evaluates_and_resumes_with_nested_observations(cli, in_tmp, 
 
 
 @pytest.mark.slow
-# Ray is in the long tier (benchmarks/studies/ci_time.md#the-long-tier): CI runs the local backend here, and
+# Ray is in the long tier (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): CI runs the local backend here, and
 # normalize_obs on Ray in tests/parallel/test_recurrent_parallel.py.
 @pytest.mark.parametrize("backend", ["local", pytest.param("ray", marks=[pytest.mark.ray, pytest.mark.long])])
 def test_parallel_learns_with_nested_observations(cli, in_tmp, goal_grid, backend):

@@ -89,7 +89,8 @@ def _assert_all_gone(pids, within: float) -> None:
 
 
 @pytest.mark.slow
-# SIGINT is in the long tier (benchmarks/studies/ci_time.md#the-long-tier): SIGTERM takes the same path in CI.
+# SIGINT is in the long tier (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): SIGTERM takes the same path in
+# CI.
 @pytest.mark.parametrize("sig", [pytest.param(signal.SIGINT, marks=pytest.mark.long), signal.SIGTERM],
                          ids=["SIGINT", "SIGTERM"])
 def test_signal_stops_every_process_and_keeps_the_run(tmp_path, sig):

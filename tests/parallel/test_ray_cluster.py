@@ -146,7 +146,8 @@ def test_collectors_spread_and_a_lost_node_is_replaced(cluster, tmp_path):
     assert len(nodes) >= 2 and nodes[-1] != victim.node_id, (nodes, victim.node_id)
 
 
-# SIGINT is in the long tier (benchmarks/studies/ci_time.md#the-long-tier): SIGTERM takes the same path in CI.
+# SIGINT is in the long tier (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): SIGTERM takes the same path in
+# CI.
 @pytest.mark.parametrize("sig", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.long)],
                          ids=["SIGTERM", "SIGINT"])
 def test_a_stop_signal_under_ray_keeps_the_run_and_ends_every_actor(cluster, tmp_path, sig):
@@ -174,8 +175,8 @@ def test_a_stop_signal_under_ray_keeps_the_run_and_ends_every_actor(cluster, tmp
     assert not actors & _actor_processes(), "actors of the run still alive 10 s after the signal"
 
 
-# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): CI reports an unplaceable collector
-# (test_no_placeable_collector_stops_the_run_with_one_line) and restarts a lost one on another node
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): CI reports an unplaceable
+# collector (test_no_placeable_collector_stops_the_run_with_one_line) and restarts a lost one on another node
 # (test_collectors_spread_and_a_lost_node_is_replaced); a collector starting once a node joins is this test's alone.
 @pytest.mark.long
 def test_a_collector_that_cannot_be_placed_is_reported_and_joins_later(cluster, driver, tmp_path):
@@ -216,8 +217,8 @@ def test_no_placeable_collector_stops_the_run_with_one_line(cluster, driver, tmp
     assert "Traceback" not in out
 
 
-# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): CI starts private instances in
-# tests/parallel/test_ray_backend.py.
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): CI starts private instances
+# in tests/parallel/test_ray_backend.py.
 @pytest.mark.long
 def test_no_address_starts_a_private_instance_beside_a_running_cluster(cluster, tmp_path):
     """RAY_ADDRESS points at the running cluster; a run without parallel.ray_address still starts its own instance

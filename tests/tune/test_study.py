@@ -136,8 +136,8 @@ def stop_between_transactions(pid: int, db: str) -> None:
 
 
 @pytest.mark.slow
-# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier): CI runs the killed study that resumes
-# with two processes.
+# Long tier, left out of .ci/run (benchmarks/studies/ci_time.md#the-long-tier-2026-11-29): CI runs the killed study that
+# resumes with two processes.
 @pytest.mark.long
 def test_a_stopped_tune_process_whose_trial_was_retried_elsewhere_goes_on(in_tmp):
     """A tune process stopped (Ctrl-Z, a suspended laptop, a starved machine) for longer than the heartbeat's grace:
