@@ -18,17 +18,21 @@ Every vector env ``make_vector_env`` makes is watched (``watch``), whatever its 
   watcher prints the line and ends the process with status 2 (``os._exit``) after ``EXIT_GRACE_S``: a hung process
   that says why beats one that hangs silently. Per call the cost is two clock reads.
 
+Both count only the time the process ran (``AwakeClock``): a run stopped mid-step (SIGSTOP, Ctrl-Z, a paused VM)
+and continued later is not taken for a hung env, however long it was stopped.
+
 The env index of an in-process hang comes from the calling thread's stack (the loop variable of gymnasium's
 ``SyncVectorEnv.step`` / ``reset``); a vector env that steps all its envs in one native call (envpool) names none.
 """
 import contextlib
 import multiprocessing
+from multiprocessing import connection as mp_connection
 import os
 import signal
 import sys
 import threading
 import time
-from typing import Any, Iterator, List, Optional
+from typing import Any, Iterator, List, Optional, Tuple
 
 import gymnasium as gym
 from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv
@@ -66,6 +70,33 @@ def check_step_timeout(value: Any, path: str) -> None:
                               or value == float("inf")):
         raise ConfigError(f"{path}={value!r}: must be a positive number of seconds (how long an env's step or reset "
                           f"may take before the run stops), or None for no limit")
+
+
+class AwakeClock:
+    """Seconds seen to pass while this process ran, read in ticks about ``period_s`` apart: a gap between two ticks
+    counts up to ``2 * period_s``, so a process stopped for minutes (SIGSTOP, Ctrl-Z, a paused VM) and continued adds
+    one short gap, not the minutes. A tick that comes late by less than a period (a busy machine) counts in full."""
+
+    def __init__(self, period_s: float) -> None:
+        self.max_gap_s = 2.0 * period_s
+        self.seconds = 0.0
+        self._last = time.monotonic()
+
+    def restart(self, since: float) -> None:
+        """Count from ``since`` (a ``time.monotonic()`` reading after the last tick), not from the last tick."""
+        self.seconds, self._last = 0.0, since
+
+    def tick(self) -> float:
+        """The seconds counted so far, this tick's gap included."""
+        now = time.monotonic()
+        self.seconds += min(max(now - self._last, 0.0), self.max_gap_s)
+        self._last = now
+        return self.seconds
+
+
+def _poll_period(timeout_s: float) -> float:
+    """How often a watch looks: at least four times per timeout, at most once a second."""
+    return min(1.0, timeout_s / 4)
 
 
 class _PendingHang:
@@ -146,18 +177,24 @@ class InProcessWatchdog:
         self._closed.set()
 
     def _watch(self) -> None:
-        poll = min(1.0, self.timeout_s / 4)
-        while not self._closed.wait(poll):
+        period = _poll_period(self.timeout_s)
+        clock, call = AwakeClock(period), None  # call: the ``since`` of the call the clock times
+        while not self._closed.wait(period):
             since = self.since
-            if since is None or time.monotonic() - since < self.timeout_s:
+            if since is None:
+                call = None
                 continue
-            self._fire(since)
+            if since is not call:  # a call begun since the last look: count from its start
+                call = since
+                clock.restart(since)
+            if clock.tick() >= self.timeout_s:
+                self._fire(since, clock.seconds)
 
-    def _fire(self, since: float) -> None:
+    def _fire(self, since: float, waited_s: float) -> None:
         frame = sys._current_frames().get(self._thread_id)
         index = _sync_index(frame)
         message = hang_message(self.env_name, self.role, self._call, None if index is None else [index],
-                               time.monotonic() - since, self.timeout_s)
+                               waited_s, self.timeout_s)
         main = threading.main_thread().ident
         if (self._thread_id == main and self._can_signal and signal.getsignal(HANG_SIGNAL) is _on_hang_signal):
             _PendingHang.message, _PendingHang.dog, _PendingHang.since = message, self, since
@@ -211,31 +248,44 @@ def _watch_in_process(venv: gym.vector.VectorEnv, timeout_s: float, env_name: st
     venv.step, venv.reset, venv.close = watched_step, watched_reset, watched_close
 
 
+def _await_answers(venv: AsyncVectorEnv, timeout_s: float) -> Tuple[List[int], float]:
+    """Wait until every env process of ``venv`` has answered its call, or ``timeout_s`` seconds of this process's run
+    time have passed (``AwakeClock``); returns the indices of the envs that have not answered (none: all did) and the
+    seconds counted."""
+    period = _poll_period(timeout_s)
+    clock = AwakeClock(period)
+    waiting = {pipe: i for i, pipe in enumerate(venv.parent_pipes)}
+    while waiting:
+        if None in waiting or any(pipe.closed for pipe in waiting):
+            break
+        for pipe in mp_connection.wait(list(waiting), timeout=period):
+            del waiting[pipe]
+        if waiting and clock.tick() >= timeout_s:
+            break
+    return sorted(waiting.values()), clock.seconds
+
+
 def _watch_async(venv: AsyncVectorEnv, timeout_s: float, env_name: str, role: str) -> None:
     close = venv.close
     hung = []
 
-    def raise_hang(call: str, t0: float) -> None:
-        waited = time.monotonic() - t0
-        indices = [i for i, pipe in enumerate(venv.parent_pipes) if pipe is not None and not pipe.poll()]
-        hung.append(call)
-        raise EnvHangError(hang_message(env_name, role, call, indices or None, waited, timeout_s)) from None
+    def wait(call: str, finish):
+        indices, waited_s = _await_answers(venv, timeout_s)
+        if not indices:
+            return finish(timeout=None)  # every answer is in: reads them without waiting
+        try:  # gymnasium's own check, which ends the pending call (an answer that came in meanwhile is taken)
+            return finish(timeout=0)
+        except multiprocessing.TimeoutError:
+            hung.append(call)
+            raise EnvHangError(hang_message(env_name, role, call, indices, waited_s, timeout_s)) from None
 
     def watched_step(actions):
-        t0 = time.monotonic()
         venv.step_async(actions)
-        try:
-            return venv.step_wait(timeout=timeout_s)
-        except multiprocessing.TimeoutError:
-            raise_hang("step", t0)
+        return wait("step", venv.step_wait)
 
     def watched_reset(*, seed=None, options=None):
-        t0 = time.monotonic()
         venv.reset_async(seed=seed, options=options)
-        try:
-            return venv.reset_wait(timeout=timeout_s)
-        except multiprocessing.TimeoutError:
-            raise_hang("reset", t0)
+        return wait("reset", venv.reset_wait)
 
     def watched_close(**kwargs):
         if hung:  # a graceful close would wait for the hung process's answer forever

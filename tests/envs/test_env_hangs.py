@@ -51,6 +51,29 @@ WRAPPERS = textwrap.dedent('''
             return self.env.reset(**kwargs)
 
 
+    class SlowOnce(gym.Wrapper):
+        """The first env of the run (all its processes) to reach step `after` writes $SLOW_MARKER and then computes
+        for `seconds` of CPU time in that step (work that a stop pauses and that goes on after it); every other step
+        is quick."""
+
+        def __init__(self, env, after=150, seconds=1.0):
+            super().__init__(env)
+            self.calls, self.after, self.seconds = 0, after, seconds
+
+        def step(self, action):
+            self.calls += 1
+            if self.calls == self.after:
+                try:
+                    os.close(os.open(os.environ["SLOW_MARKER"], os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                except FileExistsError:
+                    pass
+                else:
+                    end = time.process_time() + self.seconds
+                    while time.process_time() < end:
+                        pass
+            return self.env.step(action)
+
+
     class NeverEnds(gym.Wrapper):
         """No episode ever ends: terminations and the time limit's truncations are dropped."""
 
@@ -120,6 +143,38 @@ def test_a_hung_parallel_collector_is_restarted_then_the_run_gives_up(tmp_path):
     log = (tmp_path / "run_seed0" / "log" / "train.log").read_text()
     assert "collector 0 hung (EnvHangError: " in log and "restarting it (restart 1 of at most 1)" in log
     assert json.loads((tmp_path / "run_seed0" / "result.json").read_text())["stop_reason"] == "error: UserError"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("manager", ["base", "subprocess"])
+def test_a_run_stopped_mid_step_and_continued_is_not_a_hung_env(tmp_path, manager):
+    # Ctrl-Z stops the run's whole process group (its env processes too) in the middle of a step, for twice
+    # env.step_timeout_s; `fg` continues it, and the step computes on for a few tenths of a second. The watchdog counts
+    # the time the run ran, not the time it was stopped (it used to stop such a run: "has not returned from step() for
+    # 8.0 s (env.step_timeout_s=4)"; a Walker2d run of issue 45 stopped for minutes with SIGSTOP ended so).
+    marker = tmp_path / "slow"
+    cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", "serial", "-c", CARTPOLE, "-s", "0", "--exp-name", "run",
+           "-q", "--env-step", "2000", *SMALL, "--set", "env.wrappers=" + repr(
+               [{"type": "hang_wrappers:SlowOnce", "kwargs": {"after": 150, "seconds": 0.5}}]),
+           "--set", "env.step_timeout_s=4", "--set", f"env.manager.type={manager}",
+           "--set", "policy.eval.evaluator.eval_freq=1000000"]
+    run = subprocess.Popen(cmd, cwd=tmp_path, env=dict(_env(tmp_path), SLOW_MARKER=str(marker)),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        while not marker.exists() and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert marker.exists(), f"no env reached its slow step: {run.poll()}"
+        os.killpg(run.pid, signal.SIGSTOP)  # within the slow step
+        time.sleep(8)
+        os.killpg(run.pid, signal.SIGCONT)
+        _, stderr = run.communicate(timeout=DEADLINE_S)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == 0, stderr
+    result = json.loads((tmp_path / "run_seed0" / "result.json").read_text())
+    assert result["stop_reason"] == "max_env_step" and result["env_step"] >= 2000, result
 
 
 def test_step_timeout_s_is_checked():
