@@ -71,6 +71,7 @@ class Task:
     reach: Optional[float] = None  # report each seed's first evaluation at or above this return ...
     reach_within: Optional[int] = None  # ... and whether the median over seeds is at or below this env step
     note: str = ""
+    sets: List[str] = field(default_factory=list)  # 'key=value' overrides given as --set to every run (and resume)
 
 
 @dataclass
@@ -111,6 +112,10 @@ def load_suite(name_or_path: str) -> Suite:
         except TypeError as err:
             raise UserError(f"{path}: task {entry.get('name', '?')!r}: {err}; see Task in "
                             f"benchmarks/learning_suite.py for the fields") from None
+        bad = [item for item in task.sets if not isinstance(item, str) or "=" not in item]
+        if bad:
+            raise UserError(f"{path}: task {task.name!r}: sets={bad!r}: each entry is one 'key=value' override as "
+                            f"--set takes it, e.g. 'env.manager.type=envpool'")
         if not os.path.isfile(os.path.join(ROOT, task.config)):
             raise UserError(f"{path}: task {task.name!r}: config {task.config} not found (paths are relative to the "
                             f"repository root)")
@@ -165,10 +170,13 @@ def git_commit() -> str:
 
 
 def command(task: Task, seed: int, resume: bool, threads: int) -> List[str]:
-    """The run's command line: the same -c, budget and thread count every time, plus --resume to continue."""
+    """The run's command line: the same -c, budget, thread count and the task's sets every time, plus --resume to
+    continue."""
     cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", "serial", "-c", os.path.join(ROOT, task.config),
            "-s", str(seed), "--env-step", str(task.env_step), "--exp-name", task.name, "-q",
            "--set", f"torch_threads={threads}"]
+    for item in task.sets:
+        cmd += ["--set", item]
     return cmd + (["--resume"] if resume else [])
 
 

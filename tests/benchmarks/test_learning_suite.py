@@ -184,3 +184,21 @@ def test_a_run_finished_on_another_machine_is_not_run_again_and_keeps_its_commit
         "finished", "copy", ["c0ffee"], 6_001)
     assert (seed1["state"], seed1["commits"]) == ("not started", [])
     assert report["tasks"][0]["checkpoints"][0]["per_seed"][0]["return"] == 150.0
+
+
+def test_a_tasks_sets_reach_every_run_and_a_malformed_one_is_refused(tmp_path):
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    import learning_suite
+    suite = tmp_path / "suite.py"
+    task = ('dict(name="pong", config="dizoo_configs/pong_ppo.py", seeds=[0], env_step=1000, checkpoints=[1000], '
+            'sets=[{}])')
+    suite.write_text(f"TASKS = [{task.format(repr('env.manager.type=envpool'))}]")
+    (loaded,) = learning_suite.load_suite(str(suite)).tasks
+    for resume in (False, True):
+        cmd = learning_suite.command(loaded, 0, resume, 1)
+        assert cmd[cmd.index("--set", cmd.index("torch_threads=1")) + 1] == "env.manager.type=envpool", cmd
+        assert ("--resume" in cmd) == resume
+    suite.write_text(f"TASKS = [{task.format(repr('env.manager.type'))}]")
+    with pytest.raises(learning_suite.UserError, match=r"task 'pong': sets=\['env.manager.type'\]: each entry is one "
+                                                       r"'key=value' override"):
+        learning_suite.load_suite(str(suite))

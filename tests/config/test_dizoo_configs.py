@@ -28,6 +28,8 @@ def test_shipped_config_compiles(path):
 ATARI_CONFIGS = {
     "pong_impala": ("impala", "ALE/Pong-v5", (-21, 21)),
     "pong_acer": ("acer", "ALE/Pong-v5", (-21, 21)),
+    "pong_appo": ("appo", "ALE/Pong-v5", (-21, 21)),
+    "pong_ppo": ("ppo", "ALE/Pong-v5", (-21, 21)),
     "breakout_impala": ("impala", "ALE/Breakout-v5", (0, 432)),
 }
 
