@@ -1,4 +1,5 @@
-"""Env steps and wall time to the first evaluation mean >= 475 for the shipped CartPole IMPALA config.
+"""Env steps and wall time to the first evaluation mean >= 475 for the shipped CartPole IMPALA config (or another
+CartPole config: ``--config dizoo_configs/cartpole_appo.py`` compares APPO with it on the same seeds).
 
 Each seed runs as its own `ding_lite` process, one after another (so runs do not compete for the 2 cores), and the
 wall time is measured from process start (imports, env creation and start-up included) to the process exit that
@@ -6,6 +7,7 @@ follows the stop at 475. Prints a table and writes benchmarks/results/impala_car
 ``--mode parallel``: ..._parallel.json; parallel runs are not bit-reproducible, so repeat seeds with ``--repeats``).
 
     python benchmarks/impala_cartpole_learning.py [--seeds 0 1 2] [--max-env-step 150000] [--mode parallel]
+        [--config dizoo_configs/cartpole_appo.py]     (writes ..._cartpole_appo.json)
 """
 import argparse
 import csv
@@ -87,19 +89,27 @@ def main() -> None:
     parser.add_argument("--max-env-step", type=int, default=150_000)
     parser.add_argument("--mode", choices=["serial", "parallel"], default="serial",
                         help="pipeline; parallel uses the default collector_num (cores - 1)")
+    parser.add_argument("--config", default=os.path.relpath(CONFIG, ROOT),
+                        help="a CartPole config (default dizoo_configs/cartpole_impala.py); another one writes its "
+                             "results under its own name")
     parser.add_argument("--repeats", type=int, default=1, help="runs per seed (parallel runs differ run to run)")
     parser.add_argument("--output", default=None, help="where to write the JSON results (default "
                         "benchmarks/results/impala_cartpole_learning.json; ..._parallel.json with --mode parallel)")
     args = parser.parse_args()
-    rows = run_seeds(args.seeds, args.max_env_step, mode=args.mode, repeats=args.repeats)
+    config = os.path.abspath(os.path.join(ROOT, args.config) if not os.path.isabs(args.config) else args.config)
+    if not os.path.isfile(config):
+        parser.error(f"--config {args.config}: no such file (a path relative to the repository root, or absolute)")
+    rows = run_seeds(args.seeds, args.max_env_step, config=config, mode=args.mode, repeats=args.repeats)
     summary = summarise(rows)
     print_table(rows)
     print(f"median: {summary['median_env_steps_to_475']} env steps (slowest {summary['max_env_steps_to_475']}), "
           f"{summary['median_process_wall_s']} s from process start ({summary['seeds_reached']} runs reached 475)")
     out = {"machine": machine_info(torch=version("torch")), "date": time.strftime("%Y-%m-%d"),
-           "config": os.path.relpath(CONFIG, ROOT), "mode": args.mode,
+           "config": os.path.relpath(config, ROOT), "mode": args.mode,
            "max_env_step": args.max_env_step, "runs": rows, "summary": summary}
     name = "impala_cartpole_learning" + ("_parallel" if args.mode == "parallel" else "")
+    if config != CONFIG:
+        name += "_" + os.path.splitext(os.path.basename(config))[0]
     path = args.output or os.path.join(ROOT, "benchmarks", "results", f"{name}.json")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:

@@ -46,3 +46,20 @@ def test_quick_suite_learning_speed_and_parallel_scaling(tmp_path):
     """The two benchmarks that start ding_lite processes (a parallel run spawns its collector and learner)."""
     names = ["impala_cartpole_learning", "parallel_scaling"]
     check(quick(tmp_path, *names), tmp_path, names)
+
+
+@pytest.mark.slow
+def test_the_cartpole_learning_benchmark_runs_another_config_under_its_name(tmp_path):
+    """``--config`` (APPO beside IMPALA on the same seeds): the runs use that config, and its results file says so."""
+    script = os.path.join(REPO, "benchmarks", "impala_cartpole_learning.py")
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = tmp_path / "appo.json"
+    done = subprocess.run([sys.executable, script, "--config", "dizoo_configs/cartpole_appo.py", "--seeds", "0",
+                           "--max-env-step", "300", "--output", str(out)], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["config"] == "dizoo_configs/cartpole_appo.py" and [r["seed"] for r in result["runs"]] == [0]
+    missing = subprocess.run([sys.executable, script, "--config", "dizoo_configs/nope.py"], env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "--config dizoo_configs/nope.py: no such file" in missing.stderr
