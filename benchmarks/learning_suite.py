@@ -30,7 +30,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -301,7 +301,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help="where <suite>.json, the plots and the small files go (default benchmarks/results)")
     parser.add_argument("--jobs", type=int, default=None, help="runs at a time (default and at most: usable cores)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run (default 1)")
-    parser.add_argument("--only", action="append", default=None, metavar="TASK", help="only this task (repeatable)")
+    parser.add_argument("--only", action="append", default=None, metavar="TASK",
+                        help="start runs of this task only (repeatable); the report still holds every task")
     parser.add_argument("--report-only", action="store_true", help="start no run: rebuild the table and plots")
     parser.add_argument("--retry-failed", action="store_true", help="resume runs whose stop_reason is an error")
     return parser.parse_args(argv)
@@ -315,7 +316,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if unknown:
             raise UserError(f"--only {', '.join(unknown)}: no such task in {suite.name}; its tasks are "
                             f"{', '.join(t.name for t in suite.tasks)}")
-        suite.tasks = [t for t in suite.tasks if t.name in args.only]
+    # --only chooses the runs to start; the report always holds every task of the suite (with what exists of them)
+    chosen = replace(suite, tasks=[t for t in suite.tasks if not args.only or t.name in args.only])
     runs_dir = os.path.abspath(os.path.expanduser(args.runs_dir or os.path.join("~", "ding_lite_runs", suite.name)))
     if inside(runs_dir, ROOT):
         raise UserError(f"--runs-dir {runs_dir} is inside the repository {ROOT}: run directories hold large "
@@ -330,7 +332,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     failures = 0
     if not args.report_only:
         os.makedirs(runs_dir, exist_ok=True)
-        todo = plan(suite, runs_dir, args.retry_failed, args.results_dir)
+        todo = plan(chosen, runs_dir, args.retry_failed, args.results_dir)
         try:
             failures = run_all(todo, runs_dir, jobs, args.threads)
         except KeyboardInterrupt:

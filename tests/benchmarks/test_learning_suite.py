@@ -202,3 +202,16 @@ def test_a_tasks_sets_reach_every_run_and_a_malformed_one_is_refused(tmp_path):
     with pytest.raises(learning_suite.UserError, match=r"task 'pong': sets=\['env.manager.type'\]: each entry is one "
                                                        r"'key=value' override"):
         learning_suite.load_suite(str(suite))
+
+
+def test_only_chooses_the_runs_and_the_report_keeps_every_task(tmp_path):
+    """``--only walker2d`` used to write a mujoco_sac.json of Walker2d alone, dropping the finished tasks' rows."""
+    suite = tmp_path / "two.py"
+    task = ('dict(name={!r}, config="benchmarks/suites/configs/cartpole_impala_smoke.py", seeds=[0], env_step=1000, '
+            'checkpoints=[1000])')
+    suite.write_text(f"TASKS = [{task.format('first')}, {task.format('second')}]")
+    done = subprocess.run([sys.executable, RUNNER, str(suite), "--only", "second", "--report-only", "--runs-dir",
+                           str(tmp_path / "runs"), "--results-dir", str(tmp_path / "results")], env=env(),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [t["task"] for t in read(tmp_path / "results" / "two.json")["tasks"]] == ["first", "second"]
