@@ -272,3 +272,19 @@ def test_an_evaluation_episode_with_no_end_stops_naming_max_episode_steps(tmp_pa
     assert len(lines) == 1, proc.stderr
     assert "env 'CartPole-v1' (evaluator env 0) has run 3,000 steps in one evaluation episode" in lines[0]
     assert "set env.max_episode_steps" in lines[0]
+
+
+def test_the_awake_clock_counts_a_stop_as_one_short_gap(monkeypatch):
+    from types import SimpleNamespace
+
+    from ding_lite.envs import watchdog
+
+    now = [100.0]
+    monkeypatch.setattr(watchdog, "time", SimpleNamespace(monotonic=lambda: now[0]))  # this module's clock only
+    clock = watchdog.AwakeClock(period_s=1.0)
+    for gap, total in ((1.0, 1.0), (1.9, 2.9), (600.0, 4.9), (0.5, 5.4)):  # a late tick counts; a stop counts 2 s
+        now[0] += gap
+        assert clock.tick() == pytest.approx(total)
+    clock.restart(now[0] - 0.25)  # a call begun a quarter second before this look
+    now[0] += 1.0
+    assert clock.tick() == pytest.approx(1.25)
