@@ -199,8 +199,8 @@ class InProcessWatchdog:
         if (self._thread_id == main and self._can_signal and signal.getsignal(HANG_SIGNAL) is _on_hang_signal):
             _PendingHang.message, _PendingHang.dog, _PendingHang.since = message, self, since
             signal.pthread_kill(main, HANG_SIGNAL)
-            deadline = time.monotonic() + EXIT_GRACE_S
-            while time.monotonic() < deadline:
+            grace = AwakeClock(0.05)  # the grace, too, counts only the time the process ran
+            while grace.tick() < EXIT_GRACE_S:
                 if self.since is not since:  # the call ended (the exception was raised): the run stops on its own
                     return
                 time.sleep(0.05)

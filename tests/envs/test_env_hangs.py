@@ -288,3 +288,78 @@ def test_the_awake_clock_counts_a_stop_as_one_short_gap(monkeypatch):
     clock.restart(now[0] - 0.25)  # a call begun a quarter second before this look
     now[0] += 1.0
     assert clock.tick() == pytest.approx(1.25)
+
+
+SWALLOWS = textwrap.dedent('''
+    import os, sys, time
+    import gymnasium as gym
+    from ding_lite.envs import watchdog
+
+    watchdog.EXIT_GRACE_S = 1.0
+
+
+    class Swallows(gym.Wrapper):
+        """Step 3 catches the watchdog's EnvHangError (a bare except in an env's code), notes it in $CAUGHT, then
+        computes for `after_s` of CPU time and returns (None: sleeps for good, as a hung env that never leaves)."""
+
+        def __init__(self, env, after_s):
+            super().__init__(env)
+            self.calls, self.after_s = 0, after_s
+
+        def step(self, action):
+            self.calls += 1
+            if self.calls == 3:
+                try:
+                    time.sleep(10 ** 6)
+                except BaseException as err:
+                    open(os.environ["CAUGHT"], "w").write(type(err).__name__)
+                while self.after_s is None:
+                    time.sleep(10 ** 6)
+                end = time.process_time() + self.after_s
+                while time.process_time() < end:
+                    pass
+            return self.env.step(action)
+
+
+    after_s = None if sys.argv[1] == "never" else float(sys.argv[1])
+    venv = gym.vector.SyncVectorEnv([lambda: Swallows(gym.make("CartPole-v1"), after_s)])
+    watchdog.watch(venv, 0.5, "CartPole-v1", "collector")
+    venv.reset(seed=0)
+    for _ in range(5):
+        venv.step(venv.action_space.sample())
+    print("all steps returned")
+''')
+
+
+@pytest.mark.parametrize("after", ["never", "stopped"])
+def test_a_step_that_swallows_the_hang_error_has_a_grace_of_its_run_time(tmp_path, after):
+    # When the env's own code catches the EnvHangError the watchdog raises in it, the watcher gives the step
+    # EXIT_GRACE_S (1 s here) to leave, then prints the line and ends the process (status 2). The grace counts the
+    # time the process ran: stopped for 2 s inside it (Ctrl-Z) and continued, a step that leaves after 0.4 s of its
+    # own CPU time is not ended (it used to be: the grace was wall time).
+    (tmp_path / "swallows.py").write_text(SWALLOWS)
+    caught = tmp_path / "caught"
+    run = subprocess.Popen([sys.executable, str(tmp_path / "swallows.py"), "never" if after == "never" else "0.4"],
+                           env=dict(os.environ, PYTHONPATH=REPO, CAUGHT=str(caught)), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not caught.exists() and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert caught.exists(), run.communicate(timeout=5)
+        if after == "stopped":
+            run.send_signal(signal.SIGSTOP)
+            time.sleep(2)
+            run.send_signal(signal.SIGCONT)
+        stdout, stderr = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert caught.read_text() == "EnvHangError"
+    if after == "never":
+        assert run.returncode == 2 and "all steps returned" not in stdout, stderr
+        lines = _error_lines(stderr)
+        assert len(lines) == 1 and lines[0].startswith(
+            "ding_lite: error: env 'CartPole-v1' (collector env 0) has not returned from step() for "), stderr
+    else:
+        assert run.returncode == 0 and "all steps returned" in stdout, stderr
