@@ -215,3 +215,32 @@ def test_only_chooses_the_runs_and_the_report_keeps_every_task(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert [t["task"] for t in read(tmp_path / "results" / "two.json")["tasks"]] == ["first", "second"]
+
+
+def _suite_files() -> list:
+    """Every shipped suite: benchmarks/suites/*.py and the studies that are suite files (they define TASKS)."""
+    files = [os.path.join(REPO, "benchmarks", "suites", n) for n in os.listdir(os.path.join(REPO, "benchmarks",
+                                                                                                 "suites"))]
+    studies = os.path.join(REPO, "benchmarks", "studies")
+    files += [os.path.join(studies, n) for n in os.listdir(studies)
+              if n.endswith(".py") and "\nTASKS = " in open(os.path.join(studies, n)).read()]
+    return sorted(f for f in files if f.endswith(".py"))
+
+
+@pytest.mark.parametrize("path", _suite_files(), ids=lambda p: os.path.relpath(p, REPO))
+def test_every_shipped_suite_loads_and_its_configs_compile_with_its_sets(path):
+    # A suite runs for hours, sittings apart: a misspelt override or config path in one should fail here, not when
+    # its run starts.
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    import learning_suite
+
+    from ding_lite.config import compile_config, read_config_file
+    from ding_lite.config.overrides import parse_value
+    for task in learning_suite.load_suite(path).tasks:
+        cfg = compile_config(read_config_file(os.path.join(REPO, task.config)), overrides=list(task.sets))
+        for item in task.sets:  # each override reached the compiled config
+            key, value = item.split("=", 1)
+            node = cfg
+            for part in key.split("."):
+                node = node[part]
+            assert node == parse_value(value), (task.name, item, node)
