@@ -17,6 +17,10 @@ loss about 0.001 against a value loss of 0.03-0.04: the policy gradient itself i
 what stays to try is more optimiser steps per env step (PPO's pong_ppo.py takes one per 64 env steps and uses each
 sample 4 times; pong_impala.py one per 320 and twice).
 
+The second task, ``batch_16``, is that next thing at the same compute: batches of 16 unrolls and 4 updates per
+collection (one optimiser step per 160 env steps instead of 320; each sample still used twice, max_use 2), the
+entropy weight as shipped. Started 2026-11-29 at the end of a sitting; it resumes across sittings.
+
     python benchmarks/learning_suite.py benchmarks/studies/pong_impala_entropy.py --jobs 1 \\
         --runs-dir ~/ding_lite_runs/pong_impala_pilot --results-dir benchmarks/studies/results
 """
@@ -26,4 +30,10 @@ TASKS = [
                       dict(env_step=2_000_000, target=20, source="issue 45's bar: 20 within 8M frames (median)")],
          reach=20, reach_within=2_000_000,
          sets=["env.manager.type=envpool", "env.manager.num_threads=1", "policy.learn.entropy_weight=0.001"]),
+    dict(name="batch_16", config="dizoo_configs/pong_impala.py", seeds=[10], env_step=2_000_000,
+         checkpoints=[dict(env_step=500_000), dict(env_step=1_000_000), dict(env_step=1_500_000),
+                      dict(env_step=2_000_000, target=20, source="issue 45's bar: 20 within 8M frames (median)")],
+         reach=20, reach_within=2_000_000,
+         sets=["env.manager.type=envpool", "env.manager.num_threads=1", "policy.learn.batch_size=16",
+               "policy.learn.update_per_collect=4"]),
 ]
