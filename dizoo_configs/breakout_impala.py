@@ -31,9 +31,9 @@ main_config = dict(
         unroll_len=20,
         model=dict(encoder_type="nature_conv", share_encoder=True),
         learn=dict(
-            # 4 updates of 16 unrolls per 32 new unrolls (max_use 2), as pong_impala.py (until 2026-11-29: 2 of 32).
-            update_per_collect=4,
-            batch_size=16,
+            # 2 updates of 32 unrolls per 32 new unrolls (max_use 2), as pong_impala.py.
+            update_per_collect=2,
+            batch_size=32,
             learning_rate=0.0003,
             value_weight=0.5,
             entropy_weight=0.01,

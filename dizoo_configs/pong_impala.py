@@ -27,12 +27,10 @@ main_config = dict(
         unroll_len=20,
         model=dict(encoder_type="nature_conv", share_encoder=True),
         learn=dict(
-            # 4 updates of 16 unrolls per 32 new unrolls: one optimiser step per 160 env steps, each unroll used
-            # twice (max_use 2, which halves the collection the learner waits for on a CPU; V-trace corrects for the
-            # staleness). Until 2026-11-29: 2 updates of 32, the same compute per env step with half the steps; a
-            # pilot on seed 10 left Pong's flat start about 0.5M env steps sooner this way (docs/atari.md).
-            update_per_collect=4,
-            batch_size=16,
+            # 2 updates of 32 unrolls per 32 new unrolls: each unroll is used twice (max_use 2), which halves the
+            # collection the learner waits for on a CPU; V-trace corrects for the staleness.
+            update_per_collect=2,
+            batch_size=32,
             learning_rate=0.0003,
             value_weight=0.5,
             entropy_weight=0.01,

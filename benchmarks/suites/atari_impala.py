@@ -5,8 +5,6 @@
   evaluation of 20; the shipped config stops a run at 20 (its stop_value), so the later checkpoints keep the
   evaluation that stopped it. DI-engine's docs give IMPALA 20 within 10M env steps; RLlib's APPO release test passes
   at 18 with 5M env steps. Both are drawn beyond this budget's end.
-  The config's settings since 2026-11-29 (4 updates of 16 unrolls per 32 new ones, where the two earlier CPU seeds
-  ran 2 of 32: docs/atari.md#the-flat-start-two-pilots, chosen on seed 10, not one of these).
 - Breakout, 1 seed, 6M env steps (24M frames): RLlib's IMPALA release test passes at 200 within 6M env steps.
 
 The shipped Atari configs evaluate 2 episodes (env.n_evaluator_episode); issue 45's honesty rule asks for 10 or
