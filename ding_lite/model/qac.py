@@ -16,9 +16,10 @@ from typing import Dict, List, Optional, Sequence, Union
 import torch
 from torch import nn
 
-from ding_lite.torch_utils.network import ACTIVATIONS, EnsembleMLP, mlp
+from ding_lite.torch_utils.network import ACTIVATIONS, INITS, EnsembleMLP, mlp
 from ding_lite.torch_utils.obs_encoder import ObsTree, build_obs_flattener
 from ding_lite.utils import MODEL_REGISTRY, ConfigError
+from ding_lite.utils.suggest import did_you_mean
 
 ActionShape = Union[int, Sequence[int], Dict[str, int]]
 
@@ -29,7 +30,9 @@ class QAC(nn.Module):
 
     ``num_critics`` replicas (DI-engine's ``twin_critic``: True is 2, False is 1; None leaves ``num_critics``).
     ``obs_space``: the env's observation space description (None: a float Box of ``obs_shape``), flattened as in the
-    module docstring.
+    module docstring. ``init``: how the linear layers start (:data:`ding_lite.torch_utils.network.INITS`):
+    'orthogonal' (the default; the actor's output layer with gain 0.01) or 'torch' (nn.Linear's own init, which
+    Tianshou's, SB3's and CleanRL's SAC networks keep).
 
     * 'continuous' (action_shape D): actor -> ``{'mu', 'log_std'}`` (B, D); critic(obs, action) -> (N, B).
     * 'discrete' (action_shape A): actor -> ``{'logit'}`` (B, A) (absent with ``actor=False``: ALF's Boltzmann
@@ -42,7 +45,7 @@ class QAC(nn.Module):
                  action_space: str = None, obs_space: dict = None, num_critics: int = 2, twin_critic: bool = None,
                  actor: bool = True, actor_head_hidden_size: int = 256, actor_head_layer_num: int = 2,
                  critic_head_hidden_size: int = 256, critic_head_layer_num: int = 2, activation: str = "relu",
-                 log_std_min: float = -20.0, log_std_max: float = 2.0) -> None:
+                 log_std_min: float = -20.0, log_std_max: float = 2.0, init: str = "orthogonal") -> None:
         super().__init__()
         if obs_shape is None or action_shape is None or action_space is None:
             raise ValueError("QAC needs obs_shape, action_shape and action_space (the pipelines fill them from the "
@@ -65,12 +68,12 @@ class QAC(nn.Module):
         critic_hidden = [critic_head_hidden_size] * critic_head_layer_num
         self.actor = None
         if action_space != "discrete":
-            self.actor = mlp(obs_dim, actor_hidden, 2 * act_dim, activation, 0.01)
+            self.actor = mlp(obs_dim, actor_hidden, 2 * act_dim, activation, 0.01, init)
         elif actor:
-            self.actor = mlp(obs_dim, actor_hidden, n_discrete, activation, 0.01)
+            self.actor = mlp(obs_dim, actor_hidden, n_discrete, activation, 0.01, init)
         critic_in = obs_dim + (act_dim if action_space != "discrete" else 0)
         critic_out = 1 if action_space == "continuous" else n_discrete
-        self.critic = EnsembleMLP(num_critics, critic_in, critic_hidden, critic_out, activation)
+        self.critic = EnsembleMLP(num_critics, critic_in, critic_hidden, critic_out, activation, init=init)
 
     @classmethod
     def check_config(cls, cfg, path: str) -> None:
@@ -82,6 +85,9 @@ class QAC(nn.Module):
                               f"set the number of critics; keep one (twin_critic is DI-engine's name for 2 or 1)")
         if cfg.activation not in ACTIVATIONS:
             raise ConfigError(f"{path}.activation='{cfg.activation}': choose one of {sorted(ACTIVATIONS)}")
+        if cfg.init not in INITS:
+            raise ConfigError(f"{path}.init='{cfg.init}': unknown{did_you_mean(str(cfg.init), INITS)}; choose one of "
+                              f"{list(INITS)} ('torch': nn.Linear's own init, as Tianshou's, SB3's and CleanRL's SAC)")
         if min(cfg.actor_head_hidden_size, cfg.critic_head_hidden_size) < 1 or \
                 min(cfg.actor_head_layer_num, cfg.critic_head_layer_num) < 0:
             raise ConfigError(f"{path}: hidden sizes must be positive and layer numbers >= 0")

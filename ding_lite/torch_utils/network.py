@@ -15,23 +15,39 @@ def activation(name: str) -> nn.Module:
     return ACTIVATIONS[name]()
 
 
-def mlp(in_dim: int, hidden: Sequence[int], out_dim: int = 0, act: str = "relu", out_gain: float = 1.0) -> nn.Sequential:
+# How linear layers start. 'orthogonal': orthogonal weights (gain sqrt(2) in hidden layers, a given gain in output
+# layers) and zero biases, ding_lite's default. 'torch': PyTorch's own nn.Linear init (weights and biases uniform in
+# +-1/sqrt(fan_in)), which Tianshou's, SB3's and CleanRL's SAC networks keep; for comparing with them.
+INITS = ("orthogonal", "torch")
+
+
+def check_init(init: str) -> None:
+    if init not in INITS:
+        raise ValueError(f"unknown init '{init}'; choose one of {list(INITS)}")
+
+
+def mlp(in_dim: int, hidden: Sequence[int], out_dim: int = 0, act: str = "relu", out_gain: float = 1.0,
+        init: str = "orthogonal") -> nn.Sequential:
     """Linear layers of sizes ``hidden`` with ``act`` after each, then an optional linear output of ``out_dim``.
 
-    Hidden layers use orthogonal init with gain sqrt(2); the output layer uses ``out_gain`` (small for policy heads).
+    ``init`` 'orthogonal': hidden layers orthogonal with gain sqrt(2), the output layer with ``out_gain`` (small for
+    policy heads), zero biases. 'torch': nn.Linear's default everywhere (``out_gain`` unused). See ``INITS``.
     """
+    check_init(init)
+
+    def linear(size_in: int, size_out: int, gain: float) -> nn.Linear:
+        layer = nn.Linear(size_in, size_out)
+        if init == "orthogonal":
+            nn.init.orthogonal_(layer.weight, gain=gain)
+            nn.init.zeros_(layer.bias)
+        return layer
+
     layers, dim = [], in_dim
     for size in hidden:
-        linear = nn.Linear(dim, size)
-        nn.init.orthogonal_(linear.weight, gain=2 ** 0.5)
-        nn.init.zeros_(linear.bias)
-        layers += [linear, activation(act)]
+        layers += [linear(dim, size, 2 ** 0.5), activation(act)]
         dim = size
     if out_dim:
-        linear = nn.Linear(dim, out_dim)
-        nn.init.orthogonal_(linear.weight, gain=out_gain)
-        nn.init.zeros_(linear.bias)
-        layers.append(linear)
+        layers.append(linear(dim, out_dim, out_gain))
     return nn.Sequential(*layers)
 
 
@@ -80,16 +96,22 @@ def gaussian_sigma(log_sigma: Union[nn.Parameter, nn.Module], feature: torch.Ten
 class EnsembleLinear(nn.Module):
     """``n`` independent linear layers applied as one batched matmul: ``(n, B, in) -> (n, B, out)``.
 
-    Each member is initialised like ``nn.Linear`` (orthogonal weight with ``gain``, zero bias) on its own.
+    Each member is initialised on its own as an ``nn.Linear(in_dim, out_dim)`` would be by :func:`mlp` with the same
+    ``init``: 'orthogonal' (weight with ``gain``, zero bias) or 'torch' (nn.Linear's default; ``gain`` unused).
     """
 
-    def __init__(self, n: int, in_dim: int, out_dim: int, gain: float = 2 ** 0.5) -> None:
+    def __init__(self, n: int, in_dim: int, out_dim: int, gain: float = 2 ** 0.5, init: str = "orthogonal") -> None:
         super().__init__()
+        check_init(init)
         self.weight = nn.Parameter(torch.empty(n, in_dim, out_dim))
         self.bias = nn.Parameter(torch.zeros(n, 1, out_dim))
         with torch.no_grad():
             for i in range(n):
-                self.weight[i] = nn.init.orthogonal_(torch.empty(out_dim, in_dim), gain=gain).T
+                if init == "orthogonal":
+                    self.weight[i] = nn.init.orthogonal_(torch.empty(out_dim, in_dim), gain=gain).T
+                else:
+                    member = nn.Linear(in_dim, out_dim)
+                    self.weight[i], self.bias[i, 0] = member.weight.T, member.bias
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.baddbmm(self.bias, x, self.weight)
@@ -100,14 +122,14 @@ class EnsembleMLP(nn.Module):
     -> ``(n, B, out)``. One batched matmul per layer instead of ``n`` small ones."""
 
     def __init__(self, n: int, in_dim: int, hidden: Sequence[int], out_dim: int, act: str = "relu",
-                 out_gain: float = 1.0) -> None:
+                 out_gain: float = 1.0, init: str = "orthogonal") -> None:
         super().__init__()
         self.n = n
         layers, dim = [], in_dim
         for size in hidden:
-            layers += [EnsembleLinear(n, dim, size), activation(act)]
+            layers += [EnsembleLinear(n, dim, size, init=init), activation(act)]
             dim = size
-        layers.append(EnsembleLinear(n, dim, out_dim, gain=out_gain))
+        layers.append(EnsembleLinear(n, dim, out_dim, gain=out_gain, init=init))
         self.net = nn.Sequential(*layers)
 
     def forward(self, x: torch.Tensor, detach_weights: bool = False) -> torch.Tensor:

@@ -1,9 +1,12 @@
 """QAC's public methods the SAC policy relies on: compute_critic on the model's own critics or on a target copy,
-make_target_critic, and the actor / critic parameter split."""
+make_target_critic, and the actor / critic parameter split; and how its layers start (``init``)."""
 import pytest
 import torch
 
+from ding_lite.config import compile_config
 from ding_lite.model.qac import QAC
+from ding_lite.torch_utils.network import EnsembleLinear, EnsembleMLP, mlp
+from ding_lite.utils import ConfigError
 
 OBS_SHAPE = (2, 3)  # a 2-d observation: the critic sees it flattened
 SPACES = {"continuous": 2, "discrete": 4, "mixed": [3, 2]}
@@ -100,3 +103,58 @@ def test_detach_weights_sends_the_gradient_to_the_action_only(space):
     q.sum().backward()
     torch.testing.assert_close(frozen_action.grad, expected_grad, rtol=0, atol=0)
     assert all(p.grad is None for p in model.critic_parameters())
+
+
+def linear_layers(module):
+    """(weight (out, in), bias (out,)) of every linear layer of an mlp, or of an EnsembleMLP's members one after the
+    other (each member's layers in order)."""
+    if isinstance(module, EnsembleMLP):
+        layers = [layer for layer in module.net if isinstance(layer, EnsembleLinear)]
+        return [(layer.weight[i].T, layer.bias[i, 0]) for i in range(module.n) for layer in layers]
+    return [(layer.weight, layer.bias) for layer in module if isinstance(layer, torch.nn.Linear)]
+
+
+@pytest.mark.parametrize("space", list(SPACES))
+def test_init_orthogonal_and_torch(space):
+    """``init='orthogonal'`` (the default): orthogonal weights (gain sqrt(2) in hidden layers, 0.01 in the actor's
+    output, 1 in the critics'), zero biases. ``init='torch'``: nn.Linear's own init, weights and biases inside
+    +-1/sqrt(fan_in) and spread over it (uniform: std bound/sqrt(3)), as Tianshou's, SB3's and CleanRL's SAC."""
+    for name, module in [("actor", make(space).actor), ("critic", make(space).critic)]:
+        layers = linear_layers(module) if module is not None else []
+        for k, (w, b) in enumerate(layers):
+            last = name == "actor" and k == len(layers) - 1 or name == "critic" and (k + 1) % 3 == 0
+            gain = 0.01 if last and name == "actor" else 1.0 if last else 2 ** 0.5
+            small = min(w.shape)  # orthogonal: the rows (or columns, whichever are fewer) are orthonormal x gain
+            gram = w @ w.T if w.shape[0] == small else w.T @ w
+            torch.testing.assert_close(gram, gain ** 2 * torch.eye(small), atol=1e-5, rtol=1e-4)
+            assert torch.count_nonzero(b) == 0
+    big = QAC(64, 2, "continuous", actor_head_hidden_size=256, critic_head_hidden_size=256, init="torch")
+    for w, b in linear_layers(big.actor) + linear_layers(big.critic):
+        bound = 1 / w.shape[1] ** 0.5
+        assert w.abs().max() <= bound and b.abs().max() <= bound
+        if w.numel() >= 16_000:  # the 256-wide layers: the spread of a uniform(-bound, bound)
+            assert abs(w.std().item() / (bound / 3 ** 0.5) - 1) < 0.03
+
+
+def test_init_torch_is_nn_linear_s_own_init():
+    """With the same seed, the 'torch' actor is built exactly as a stack of nn.Linear layers would be."""
+    torch.manual_seed(3)
+    actor = mlp(5, [8, 8], 4, "relu", 0.01, init="torch")
+    torch.manual_seed(3)
+    reference = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.ReLU(), torch.nn.Linear(8, 8), torch.nn.ReLU(),
+                                    torch.nn.Linear(8, 4))
+    assert [torch.equal(a, r) for a, r in zip(actor.state_dict().values(), reference.state_dict().values())] == [True] * 6
+    torch.manual_seed(3)
+    members = EnsembleLinear(2, 5, 8, init="torch")
+    torch.manual_seed(3)
+    first, second = torch.nn.Linear(5, 8), torch.nn.Linear(5, 8)
+    assert torch.equal(members.weight[0], first.weight.T) and torch.equal(members.bias[1, 0], second.bias)
+
+
+def test_misspelt_init_names_the_key():
+    main = dict(env=dict(env_id="Pendulum-v1"), policy=dict(model=dict(init="orthogonl")))
+    with pytest.raises(ConfigError) as err:
+        compile_config((main, dict(policy=dict(type="sac"))))
+    assert "policy.model.init='orthogonl': unknown; did you mean orthogonal?" in str(err.value)
+    assert compile_config((dict(main, policy=dict(model=dict(init="torch"))), dict(policy=dict(type="sac")))) \
+        .policy.model.init == "torch"
