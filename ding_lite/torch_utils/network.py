@@ -22,6 +22,8 @@ INITS = ("orthogonal", "torch")
 
 
 def check_init(init: str) -> None:
+    """Refuse an ``init`` that is not one of ``INITS`` (a config reaches this through the model's ConfigError first,
+    which names the key)."""
     if init not in INITS:
         raise ValueError(f"unknown init '{init}'; choose one of {list(INITS)}")
 
