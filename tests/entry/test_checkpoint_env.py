@@ -6,6 +6,7 @@ import os
 import shutil
 import sys
 
+import numpy as np
 import pytest
 import torch
 
@@ -118,6 +119,21 @@ def test_eval_checks_the_checkpoint_before_building_its_envs(own_run, cli, tmp_p
                  "--set", "policy.model.actor_head_hidden_size=32")
     assert result.exit_code == 2 and "saved with another model" in result.output, result.output
     assert made.read_text().count("made") == 1  # the probe only (env.evaluator_env_num=5 envs were never built)
+
+
+def test_a_checkpoint_older_than_a_model_key_is_compared_as_the_key_default_builds(own_run, cli):
+    """``policy.model.init`` came after checkpoints that do not record it: they were built orthogonal, its default,
+    so they load and evaluate as before (resume checks with the same function); under ``init='torch'`` one is
+    refused, naming the key."""
+    ckpt = os.path.join(own_run, "ckpt", "ckpt_last.pth.tar")
+    obs = np.linspace(-1.0, 1.0, 3, dtype=np.float32)
+    before = ding_lite.load(ckpt).predict(obs)
+    rewrite(ckpt, lambda state: state["meta"]["model"].pop("init"))
+    np.testing.assert_array_equal(ding_lite.load(ckpt).predict(obs), before)
+    assert cli(*eval_args(ckpt)).exit_code == 0
+    result = cli(*eval_args(ckpt, "--set", "policy.model.init=torch"))
+    assert result.exit_code == 2, result.output
+    assert "(policy.model.init: checkpoint not set, config 'torch')" in result.output, result.output
 
 
 def test_fewer_episodes_than_evaluator_envs_run_on_fewer_envs(own_run, cli, tmp_path):
