@@ -135,6 +135,7 @@ def task_report(task, runs: Dict[int, Optional[Dict[str, Any]]]) -> Dict[str, An
         out["reach"] = {"return": task.reach, "within_env_step": task.reach_within,
                         "first_env_step": {str(s): (None if v is None or np.isinf(v) else int(v))
                                            for s, v in firsts.items()},
+                        "never": [str(s) for s, v in firsts.items() if v is not None and np.isinf(v)],
                         "median_env_step": None if known is None or np.isinf(known) else known,
                         "met": None if known is None or task.reach_within is None else bool(known <= task.reach_within)}
     return out
@@ -183,8 +184,14 @@ def markdown(report: Dict[str, Any]) -> str:
 
 def reach_line(reach: Dict[str, Any]) -> str:
     """'first evaluation at or above R: seed 0 N, ...; median M (target <= T: met)'."""
-    firsts = ", ".join(f"seed {s} {'-' if v is None else format(v, ',')}" for s, v in reach["first_env_step"].items())
-    median = "-" if reach["median_env_step"] is None else format(reach["median_env_step"], ",.0f")
+    never = reach.get("never", [])  # seeds that finished without getting there (None: still going)
+
+    def first(seed: str, env_step: Optional[int]) -> str:
+        return "not by its end" if seed in never else "-" if env_step is None else format(env_step, ",")
+    firsts = ", ".join(f"seed {s} {first(s, v)}" for s, v in reach["first_env_step"].items())
+    median = ("-" if reach["median_env_step"] is None and reach["met"] is None
+              else "beyond the budget" if reach["median_env_step"] is None
+              else format(reach["median_env_step"], ",.0f"))
     line = f"first evaluation at or above {fmt(reach['return'])}: {firsts}; median {median}"
     if reach["within_env_step"] is not None:
         verdict = {True: "met", False: "missed", None: "open"}[reach["met"]]

@@ -141,6 +141,38 @@ def test_a_resumed_run_still_going_is_read_past_its_last_interruption():
     assert report.value_at(finished, 110_001, 110_001, "finished")["return"] == 7.0
 
 
+def test_a_seed_that_finished_short_of_the_bar_is_named_and_counts_in_the_median():
+    """A bar like Pong's (20 within a median of 2M env steps): a finished seed that never got there is 'not by its
+    end' (not '-', which is a seed still going), and the median counts it as beyond every seed that got there."""
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    import learning_suite
+    import learning_suite_report as report
+    task = learning_suite.Task(name="pong", config="c.py", seeds=[0, 1, 2], env_step=2_500, checkpoints=[],
+                               reach=20.0, reach_within=2_000)
+
+    def run(returns, stop_reason, env_step):
+        steps = np.arange(1, len(returns) + 1) * 500
+        evals = {"env_step": steps, "return_mean": np.array(returns, dtype=float),
+                 "wall_time": steps / 100.0, "episodes": np.full(len(returns), 10)}
+        return {"evals": evals, "result": {"env_step": env_step, "wall_time": env_step / 100.0,
+                                           "stop_reason": stop_reason}, "source": "run"}
+    never = run([-21, -5, 3, 15, 19], "max_env_step", 2_500)  # finished at its budget below 20
+    going = run([-21, 21], "interrupted", 1_000)
+    reach = report.task_report(task, {0: never, 1: going, 2: None})["reach"]
+    assert reach["never"] == ["0"] and reach["median_env_step"] is None and reach["met"] is None
+    assert report.reach_line(reach) == ("first evaluation at or above 20.0: seed 0 not by its end, seed 1 1,000, "
+                                        "seed 2 -; median - (target <= 2,000: open)")
+    done = run([-21, -3, 20], "max_env_step", 2_500)  # seed 2 got there at 1,500
+    reach = report.task_report(task, {0: never, 1: going, 2: done})["reach"]
+    assert reach["median_env_step"] == 1_500 and reach["met"] is True  # median of 1,000, 1,500 and never
+    late = run([-21, -3, 5, 18, 20], "max_env_step", 2_500)  # seed 2 at 2,500: past the bar
+    reach = report.task_report(task, {0: never, 1: late, 2: late})["reach"]
+    assert reach["median_env_step"] == 2_500 and reach["met"] is False
+    reach = report.task_report(task, {0: never, 1: never, 2: late})["reach"]
+    assert reach["never"] == ["0", "1"] and reach["met"] is False
+    assert report.reach_line(reach).endswith("seed 2 2,500; median beyond the budget (target <= 2,000: missed)")
+
+
 def test_the_report_removes_the_plot_of_a_task_it_holds_no_run_of(tmp_path):
     """A plot left from runs the report no longer holds (the seed list changed, the runs moved) is removed, not kept
     beside a table that says 'not started'."""
