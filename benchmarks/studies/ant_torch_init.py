@@ -8,6 +8,9 @@ SB3 and CleanRL with PyTorch's default (uniform in +-1/sqrt(fan_in)): weights ab
 layers, so the initial Q values and action means are far smaller. Ours climbed to 1,357-1,513 at 300k on three seeds
 (target 3,555). Seed 2, as the suite's finished run (1,357), so that the pair differs only in the init.
 
+Result (2026-11-29, 98 min): 478 at 100k and 683 at 300k env steps; the evaluations over 255k-300k average 1,263
+against 1,169 with the orthogonal init: no lift beyond one seed's noise (docs/benchmarks.md).
+
     python benchmarks/learning_suite.py benchmarks/studies/ant_torch_init.py --jobs 1 \\
         --runs-dir ~/ding_lite_runs/ant_torch_init --results-dir benchmarks/studies/results
 """
