@@ -133,7 +133,8 @@ def test_relative_links_resolve(path):
 
 
 # A result path a doc cites; not one after "<commit>:" (``git show 773cc95:benchmarks/results/x.txt``: in the history).
-RESULT_PATH = re.compile(r"(?<![\w:/])benchmarks/(?:studies/)?results/[A-Za-z0-9_./{},*-]*")
+# a path from the repository's root, or a docs page's link up to it (``../benchmarks/...``); not a URL's tail
+RESULT_PATH = re.compile(r"(?:(?<=\.\./)|(?<![\w:/.]))benchmarks/(?:studies/)?results/[A-Za-z0-9_./{},*-]*")
 
 
 def expand_braces(path: str) -> List[str]:
