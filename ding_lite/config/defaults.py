@@ -99,6 +99,14 @@ def model_defaults(model_cls: Any) -> Tuple[dict, bool]:
     return section, free
 
 
+def model_type_defaults(model_type: Optional[str]) -> Dict[str, Any]:
+    """The default ``policy.model`` section of the registered model ``model_type`` ({} for a type not registered):
+    what a checkpoint older than a model key was built with (``ding_lite.run.checkpoint.check_checkpoint_fits``)."""
+    if model_type not in MODEL_REGISTRY:
+        return {}
+    return model_defaults(MODEL_REGISTRY.get(model_type))[0]
+
+
 def policy_default_model(policy_cls: Any, policy_section: dict) -> Optional[Tuple[str, List[str]]]:
     """``policy_cls().default_model()`` without constructing a policy (no model, no optimiser, no env).
 

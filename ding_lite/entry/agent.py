@@ -30,6 +30,7 @@ import torch
 from easydict import EasyDict
 
 from ding_lite.config import compile_config
+from ding_lite.config.defaults import model_type_defaults
 from ding_lite.config.literal import read_run_config
 from ding_lite.envs import ActionAdapter, EnvSpec
 from ding_lite.envs.env_spec import spec_from_record
@@ -329,7 +330,8 @@ def load(path: str, device: str = "cpu", trust_config: bool = False) -> Agent:
     cfg.policy.cuda = device == "cuda"
     check_cuda(cfg.policy.cuda)
     state = load_checkpoint(ckpt)
-    check_checkpoint_fits(state, cfg.policy.type, cfg.policy.model, ckpt, action="load")
+    check_checkpoint_fits(state, cfg.policy.type, cfg.policy.model, ckpt, action="load",
+                          defaults=model_type_defaults(cfg.policy.model.type))
     spec, env_built = _spec_of(cfg, state, ckpt)
     policy = build_acting_policy(cfg.policy)
     load_model_weights(policy.model, policy.checkpoint_model_state(state["policy"]), ckpt)

@@ -1,6 +1,7 @@
 """Evaluate a checkpoint: ``ding_lite -m eval -c CONFIG --load-path PATH`` (``--video DIR``: and record an episode)."""
 from typing import Any, Dict, List, Optional
 
+from ding_lite.config.defaults import model_type_defaults
 from ding_lite.policy.base_policy import check_cuda
 from ding_lite.run import load_checkpoint
 from ding_lite.run.checkpoint import check_checkpoint_fits, check_env_fits, checkpoint_counters, load_model_weights
@@ -44,7 +45,8 @@ def eval_pipeline(input_cfg: ConfigInput, load_path: str, seed: Optional[int] = 
     state = load_checkpoint(load_path)
     counters = checkpoint_counters(state, load_path)
     spec = probe_env_spec(cfg, seed)  # one env, closed: the model's env-derived shapes, the action space
-    check_checkpoint_fits(state, cfg.policy.type, cfg.policy.model, load_path, action="evaluate")
+    check_checkpoint_fits(state, cfg.policy.type, cfg.policy.model, load_path, action="evaluate",
+                          defaults=model_type_defaults(cfg.policy.model.type))
     check_env_fits(state, spec, load_path, cfg.env.env_id or cfg.env.type, action="evaluate")
     set_seed(seed)
     parts = build(cfg, seed, collect=False, enable_field=("eval",))

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 from easydict import EasyDict
 
 from ding_lite.config import save_config_py
+from ding_lite.config.defaults import model_type_defaults
 from ding_lite.data.sum_tree import FAST_EXTRA_HINT
 from ding_lite.envs.env_spec import spec_from_record
 from ding_lite.policy import Policy
@@ -345,7 +346,8 @@ class TrainingRun:
 
     def _restore(self, path: str, state: Dict[str, Any]) -> float:
         policy = self.cfg.policy
-        check_checkpoint_fits(state, policy.type, policy.model, path, action="resume from")
+        check_checkpoint_fits(state, policy.type, policy.model, path, action="resume from",
+                              defaults=model_type_defaults(policy.model.type))
         counters = checkpoint_counters(state, path, RESUME_COUNTERS)
         if self.action_space_record:  # the env this run built: the checkpoint's actions must mean the same there
             check_env_fits(state, spec_from_record(self.action_space_record), path,

@@ -94,23 +94,14 @@ def _diff(saved: Any, current: Any, prefix: str) -> List[str]:
     return [] if saved == current else [f"{prefix}: checkpoint {saved!r}, config {current!r}"]
 
 
-def model_key_defaults(model_type: Optional[str]) -> Dict[str, Any]:
-    """The default of each ``policy.model`` key of the registered model ``model_type`` ({} for an unknown type).
+def check_checkpoint_fits(state: Mapping[str, Any], policy_type: str, model_cfg: Mapping, path: str,
+                          action: str = "load", defaults: Optional[Mapping[str, Any]] = None) -> None:
+    """Refuse a checkpoint whose policy type or model config differs from the run's, naming every differing key.
 
+    ``defaults``: the model's default of each ``policy.model`` key (``ding_lite.config.defaults.model_type_defaults``).
     A checkpoint records the model keys of its day; a key added since defaults to what the code built before it
     existed (a new key must not change an old config's model), so a checkpoint without it fits a config that leaves
-    the key at its default."""
-    from ding_lite.config.defaults import model_defaults  # on use: the config package (and its compiler) stays
-    from ding_lite.utils.registry import MODEL_REGISTRY    # out of the import of run/, which config imports from
-
-    if model_type not in MODEL_REGISTRY:  # unregistered, or not recorded: no default to assume, strict comparison
-        return {}
-    return model_defaults(MODEL_REGISTRY.get(model_type))[0]
-
-
-def check_checkpoint_fits(state: Mapping[str, Any], policy_type: str, model_cfg: Mapping, path: str,
-                          action: str = "load") -> None:
-    """Refuse a checkpoint whose policy type or model config differs from the run's, naming every differing key.
+    the key at its default. Without ``defaults`` such a key is a difference.
 
     Checkpoints written before ding_lite recorded ``meta`` pass here; their weights are still checked by the
     model's strict ``load_state_dict`` (see ``load_model_weights``)."""
@@ -128,7 +119,7 @@ def check_checkpoint_fits(state: Mapping[str, Any], policy_type: str, model_cfg:
     saved_model, current_model = dict(meta.get("model", {})), dict(current["model"])
     for model in (saved_model, current_model):  # a feed-forward model records no core (checkpoint_meta): None
         model.setdefault("core", None)
-    defaults = model_key_defaults(current_model.get("type"))
+    defaults = defaults or {}
     for key in set(current_model) - set(saved_model):  # a key newer than the checkpoint, at its default: no change
         if key in defaults and _diff(defaults[key], current_model[key], key) == []:
             saved_model[key] = current_model[key]

@@ -123,8 +123,7 @@ def test_eval_checks_the_checkpoint_before_building_its_envs(own_run, cli, tmp_p
 
 def test_a_checkpoint_older_than_a_model_key_is_compared_as_the_key_default_builds(own_run, cli):
     """``policy.model.init`` came after checkpoints that do not record it: they were built orthogonal, its default,
-    so they load and evaluate as before (resume checks with the same function); under ``init='torch'`` one is
-    refused, naming the key."""
+    so they load, evaluate and resume as before; under ``init='torch'`` one is refused, naming the key."""
     ckpt = os.path.join(own_run, "ckpt", "ckpt_last.pth.tar")
     obs = np.linspace(-1.0, 1.0, 3, dtype=np.float32)
     before = ding_lite.load(ckpt).predict(obs)
@@ -134,6 +133,9 @@ def test_a_checkpoint_older_than_a_model_key_is_compared_as_the_key_default_buil
     result = cli(*eval_args(ckpt, "--set", "policy.model.init=torch"))
     assert result.exit_code == 2, result.output
     assert "(policy.model.init: checkpoint not set, config 'torch')" in result.output, result.output
+    serial_pipeline(read_config_file(PENDULUM_SAC), seed=0, max_env_step=200, quiet=True, resume=True,
+                    exp_name=own_run[:-len("_seed0")], overrides=[f"{k}={v}" for k, v in SMALL.items()])
+    assert torch.load(ckpt, weights_only=True)["counters"]["env_step"] >= 200  # resumed and went on
 
 
 def test_fewer_episodes_than_evaluator_envs_run_on_fewer_envs(own_run, cli, tmp_path):
