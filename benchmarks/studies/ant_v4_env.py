@@ -8,7 +8,7 @@ and pays the healthy reward only while healthy. Seed 2, as the suite's finished 
 the target 3,555), so that the pair differs only in the env.
 
 Measured (2026-11-29, the 2-core VM beside one other run, 79 min): 933 at 100k env steps and 2,298 at 300k (1,357 on
-v5), the evaluations over 250k-300k averaging 1,822 (1,169 on v5): v5 holds it back by about a third; on v4 it is
+v5), the ten evaluations over 255k-300k averaging 1,822 (1,169 on v5): v5 holds it back by about a third; on v4 it is
 inside Tianshou's 95% interval [1,743, 4,730] at 300k, below its IQM of 3,555 (docs/benchmarks.md).
 
     python benchmarks/learning_suite.py benchmarks/studies/ant_v4_env.py --jobs 1 \\
