@@ -45,7 +45,8 @@ def up_z(qpos: np.ndarray) -> float:
 
 
 def play(agent, make_env, seed: int) -> Dict[str, float]:
-    """One deterministic episode: its return, length, each reward part summed, the forward speed, whether it fell."""
+    """One deterministic episode: its return, length, each reward part summed, the forward speed, how it ended, the
+    torso's final height and facing, and the share of its steps on its back."""
     env = make_env()
     obs, info = env.reset(seed=seed)
     x0 = float(env.unwrapped.data.qpos[0])
@@ -59,13 +60,13 @@ def play(agent, make_env, seed: int) -> Dict[str, float]:
             parts[part] += float(info.get(part, 0.0))
     qpos = env.unwrapped.data.qpos
     speed = (float(qpos[0]) - x0) / (length * env.unwrapped.dt)
-    height = float(qpos[2])
-    env.close()
-    # how the episode ended: its torso's height against the healthy range, and which way the torso faced
+    height, final_up = float(qpos[2]), up_z(qpos)
+    # how the episode ended: its torso's height against the healthy range ('?': a non-finite state ended it)
     low, high = env.unwrapped._healthy_z_range
     ended = "time limit" if not terminated else ("too high" if height > high else "too low" if height < low else "?")
+    env.close()
     return {"return": total, "length": length, **parts, "speed": speed, "ended": ended, "final_height": height,
-            "final_up": up_z(qpos), "on_back": on_back / length}
+            "final_up": final_up, "on_back": on_back / length}
 
 
 def checkpoint_rows(run: str, every: int, episodes: int) -> List[Dict[str, Any]]:
