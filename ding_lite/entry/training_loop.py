@@ -8,7 +8,8 @@ update allowance is used up, then train. The replay ratio is the same in both pi
 ``policy.learn.batch_size``; warm-up samples (``policy.random_collect_size`` env steps of uniformly random actions,
 at the start of a fresh run) fill the buffer and allow none. An update that finds no batch is not made up later.
 
-The run's own state (counters, checkpoints, evaluation records, result.json) lives in ``TrainingRun`` too.
+The run's own state (counters, evaluation records, result.json) lives in ``TrainingRun`` too; its checkpoints in
+``run_checkpoints.py``.
 """
 import collections
 import contextlib
@@ -21,15 +22,11 @@ from typing import Any, Callable, Dict, Optional, Tuple
 from easydict import EasyDict
 
 from ding_lite.config import save_config_py
-from ding_lite.config.defaults import model_type_defaults
 from ding_lite.data.sum_tree import FAST_EXTRA_HINT
-from ding_lite.envs.env_spec import spec_from_record
 from ding_lite.policy import Policy
-from ding_lite.run import RunLogger, Throughput, save_checkpoint
-from ding_lite.run.checkpoint import (check_checkpoint_fits, check_env_fits, checkpoint_counters, checkpoint_meta,
-                                      error_summary, resume_replay_buffer, save_replay_buffer, state_is_finite)
+from ding_lite.run import RunLogger, Throughput
 from ding_lite.torch_utils.threads import learner_tuner
-from ding_lite.utils import RunIOError, UserError, get_rng_state, set_rng_state
+from ding_lite.utils import RunIOError, UserError
 from ding_lite.utils.file_io import atomic_write_json, io_error
 from ding_lite.utils.signals import deferred_interrupts, stop_signals_as_interrupts
 from ding_lite.worker import Learner
@@ -38,14 +35,13 @@ from ding_lite.worker.transport import Arrival, Transport
 
 from .build import build_buffer
 from .resume_config import resume_record, write_resume_record
-from .run_dir import (STOP_REQUEST, acquire_run_dir, best_return_on_disk, last_good_checkpoint, remove_fresh_outputs,
-                      resumable, stop_request)
+from .run_checkpoints import RunCheckpoints
+from .run_dir import STOP_REQUEST, acquire_run_dir, last_good_checkpoint, remove_fresh_outputs, resumable, stop_request
 
 SUPERVISE_EVERY_S = 0.1
 PENDING_EVAL_TIMEOUT_S = 60.0
 VERSIONS_KEPT = 10_000  # weight version -> train_iter entries kept (to date the samples collected with them)
 NORMAL_STOPS = ("stop_value", "max_env_step", "max_train_iter")
-RESUME_COUNTERS = ("train_iter", "env_step", "last_eval_iter", "best_return", "last_return", "wall_time")
 
 
 def format_return(value: Optional[float]) -> str:
@@ -58,9 +54,9 @@ def warm_up_steps(cfg: EasyDict) -> int:
     return cfg.policy.random_collect_size if "random_collect_size" in cfg.policy else 0
 
 
-class TrainingRun:
+class TrainingRun(RunCheckpoints):
     """One training run in ``run_dir``: the learner, its replay buffer and the loop, fed by ``transport``; its
-    counters, checkpoints, evaluation records and result.json."""
+    counters, evaluation records and result.json; its checkpoints (saving, restoring) in ``RunCheckpoints``."""
 
     buffer: Any
     learner: Learner
@@ -287,89 +283,6 @@ class TrainingRun:
             lengths = [e["length"] for e in episodes]
             self.logger.scalars("collector", {"episode_return": sum(returns) / len(returns),
                                               "episode_length": sum(lengths) / len(lengths)}, env_step)
-
-    # ---- checkpoints ---------------------------------------------------------------------------------------------
-    @property
-    def _hook(self):
-        return self.cfg.policy.learn.learner.hook
-
-    def state(self, policy_state: Optional[Dict[str, Any]] = None,
-              at: Optional[Tuple[int, int]] = None) -> Dict[str, Any]:
-        """The checkpoint: policy state (the current one unless given), counters (``at=(train_iter, env_step)`` of
-        a given policy state), RNG states, and what model it holds (``meta``, checked when it is loaded)."""
-        train_iter, env_step = at if at is not None else (self.learner.train_iter, self.env_step)
-        return {
-            "meta": {**checkpoint_meta(self.cfg.policy.type, self.cfg.policy.model),
-                     **({"env": self.action_space_record} if self.action_space_record else {})},
-            "policy": self.policy.learn_mode.state_dict() if policy_state is None else policy_state,
-            "counters": {
-                "train_iter": train_iter,
-                "env_step": env_step,
-                "last_eval_iter": -1 if self.last_eval_iter is None else self.last_eval_iter,
-                "best_return": self.best_return,
-                "last_return": math.nan if self.last_return is None else self.last_return,
-                "wall_time": self.logger.wall_time,
-                "weight_version": self.version,
-            },
-            "rng": get_rng_state(),
-        }
-
-    def save(self, name: str, policy_state: Optional[Dict[str, Any]] = None,
-             at: Optional[Tuple[int, int]] = None) -> bool:
-        """Write checkpoint ``name``, unless its state holds a NaN or infinity (weights broken by a non-finite
-        update): that is logged and the file on disk, the last good one, is kept. True when written."""
-        state = self.state(policy_state, at)
-        if not state_is_finite(state["policy"]):
-            self.logger.info(f"not writing ckpt/{name}: the policy state holds non-finite values; the last good "
-                             f"checkpoint is kept")
-            return False
-        save_checkpoint(state, os.path.join(self.run_dir, "ckpt", name))
-        if name == "ckpt_last.pth.tar" and self._saves_buffer():  # the buffer's content beside it (opt-in)
-            save_replay_buffer(self.buffer, state["counters"], os.path.join(self.run_dir, "ckpt"))
-        return True
-
-    def _saves_buffer(self) -> bool:
-        return bool(self.cfg.policy.other.replay_buffer.get("save_replay_buffer")) and hasattr(self, "buffer")
-
-    def after_update(self) -> None:
-        """Checkpoints due after a train iteration: iteration_<N> every ``save_ckpt_after_iter``; ckpt_last every
-        ``save_ckpt_last_after_iter`` iterations or ``save_ckpt_last_every_s`` seconds, whichever comes first (so a
-        killed run loses at most that much)."""
-        it, hook = self.learner.train_iter, self._hook
-        if hook.save_ckpt_after_iter and it % hook.save_ckpt_after_iter == 0:
-            self.save(f"iteration_{it}.pth.tar")
-        by_iter = hook.save_ckpt_last_after_iter and it % hook.save_ckpt_last_after_iter == 0
-        by_time = hook.save_ckpt_last_every_s and time.monotonic() >= self._next_last_save
-        if by_iter or by_time:
-            self.save("ckpt_last.pth.tar")
-            self._next_last_save = time.monotonic() + hook.save_ckpt_last_every_s
-
-    def _restore(self, path: str, state: Dict[str, Any]) -> float:
-        policy = self.cfg.policy
-        check_checkpoint_fits(state, policy.type, policy.model, path, action="resume from",
-                              defaults=model_type_defaults(policy.model.type))
-        counters = checkpoint_counters(state, path, RESUME_COUNTERS)
-        if self.action_space_record:  # the env this run built: the checkpoint's actions must mean the same there
-            check_env_fits(state, spec_from_record(self.action_space_record), path,
-                           self.cfg.env.env_id or self.cfg.env.type, action="resume from")
-        try:
-            self.policy.learn_mode.load_state_dict(state["policy"])
-        except (RuntimeError, ValueError, KeyError, TypeError) as err:
-            raise UserError(f"cannot resume from checkpoint '{path}': it does not fit this config's policy "
-                            f"'{policy.type}' (was it trained with another config?): {type(err).__name__}: "
-                            f"{error_summary(err, 300, all_lines=True)}") from None
-        self.learner.train_iter = int(counters["train_iter"])
-        self.env_step = int(counters["env_step"])
-        self.last_eval_iter = None if counters["last_eval_iter"] < 0 else int(counters["last_eval_iter"])
-        self.best_return = float(counters["best_return"])
-        self.last_return = None if math.isnan(counters["last_return"]) else float(counters["last_return"])
-        self.version = int(counters.get("weight_version", 0))  # older checkpoints may lack it
-        set_rng_state(state["rng"])
-        self.best_return = max(self.best_return, best_return_on_disk(self.run_dir, path))
-        if hasattr(self, "buffer"):
-            self._buffer_note = resume_replay_buffer(self.buffer, self.cfg.policy.other.replay_buffer, counters,
-                                                     os.path.dirname(os.path.abspath(path)))
-        return float(counters["wall_time"])
 
     # ---- progress and the end ------------------------------------------------------------------------------------
     def progress(self) -> None:
