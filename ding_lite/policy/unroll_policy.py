@@ -159,7 +159,7 @@ class UnrollPolicy(Policy):
     def _init_collect(self) -> None:
         self._action_space = self._cfg.action_space
         self._nvec = self._cfg.model.action_shape if self._action_space == "multi_discrete" else None
-        self._mask_key = self._cfg.get("action_mask_key")  # None: the env gives no action mask
+        self._mask_key = self._cfg.action_mask_key  # None: the env gives no action mask
         # A recurrent core (policy.model.core): the state of every env, carried between calls (None: all zeros).
         self._recurrent = getattr(self._model, "core", None) is not None
         self._collect_state: Optional[torch.Tensor] = None

@@ -211,14 +211,14 @@ class SACPolicy(Policy):
     def _split_mask(self, obs: Any) -> Tuple[Any, Optional[torch.Tensor]]:
         """The observation without the action mask (``policy.action_mask_key``; discrete actions only, which
         :func:`ding_lite.entry.build.resolve_action_mask` checks), and the mask (N, A) bool on the device or None."""
-        obs, mask = split_mask(obs, self._cfg.get("action_mask_key"))
+        obs, mask = split_mask(obs, self._cfg.action_mask_key)
         return obs, None if mask is None else mask.to(self._device)
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any],
                             timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """The standard transition; with an action mask, the masks leave the observations and travel as
         ``action_mask`` (of s) and ``next_action_mask`` (of s', for the target V(s')), (N_env, A) bool each."""
-        key = self._cfg.get("action_mask_key")
+        key = self._cfg.action_mask_key
         if key is None:
             return super()._process_transition(obs, policy_output, timestep)
         obs, mask = split_mask(obs, key, check=False)
