@@ -169,14 +169,15 @@ def markdown(report: Dict[str, Any]) -> str:
             target = f"{fmt(cp['target'])} ({cp['source']})" if cp["target"] is not None else "-"
             met = {True: "yes", False: "no", None: "-"}[cp["met"]]
             lines.append(f"| {cp['env_step']:,} | " + " | ".join(cells) + f" | {ci} | {target} | {met} |")
-        lines += ["", "| seed | state | env steps | wall time | env steps/s | final | best |", "|---" * 7 + "|"]
+        lines += ["", "| seed | state | env steps | wall time | env steps/s | final | best | CPU |", "|---" * 8 + "|"]
         for run in task["runs"]:
             if "env_step" not in run:
-                lines.append(f"| {run['seed']} | {run['state']} | - | - | - | - | - |")
+                lines.append(f"| {run['seed']} | {run['state']} | - | - | - | - | - | - |")
                 continue
             lines.append(f"| {run['seed']} | {run['state']} ({run['stop_reason'] or 'running or killed'}) | "
                          f"{run['env_step']:,} | {duration(run['wall_time_s'])} | {fmt(run['env_step_per_s'])} | "
-                         f"{fmt(run['final_return'])} | {fmt(run['best_return'])} |")
+                         f"{fmt(run['final_return'])} | {fmt(run['best_return'])} | "
+                         f"{' + '.join(run.get('cpu_models', ())) or '-'} |")
         if "reach" in task:
             lines += ["", reach_line(task["reach"])]
     return "\n".join(lines)
@@ -249,14 +250,18 @@ def committed_copy(results_dir: str, suite_name: str, task_name: str, seed: int)
     return os.path.join(results_dir, RUN_COPIES, suite_name, task_name, f"seed{seed}")
 
 
-def earlier_commits(report_path: str) -> Dict[Tuple[str, int], Set[str]]:
-    """(task, seed) -> the commits an earlier report recorded for the run, {} without one."""
+def earlier_runs(report_path: str) -> Dict[Tuple[str, int], Dict[str, Set[str]]]:
+    """(task, seed) -> the commits and CPU models an earlier report recorded for the run, {} without one. A report
+    from before runs recorded their CPUs gives its own machine's (the machine every run of it ran on then)."""
     try:
         with open(report_path) as f:
             report = json.load(f)
-        return {(task["task"], run["seed"]): set(run.get("commits", ())) for task in report["tasks"]
-                for run in task["runs"]}
-    except (OSError, ValueError, KeyError, TypeError):
+        machine = report.get("machine", {}).get("cpu_model")
+        return {(task["task"], run["seed"]): {
+                    "commits": set(run.get("commits", ())),
+                    "cpu_models": set(run.get("cpu_models", [machine] if run.get("commits") and machine else ()))}
+                for task in report["tasks"] for run in task["runs"]}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
 
 
@@ -273,17 +278,21 @@ def write_report(suite, runs_dir: str, results_dir: str, run_dir: Callable, mach
     os.makedirs(results_dir, exist_ok=True)
     started = launches(runs_dir)
     path = os.path.join(results_dir, f"{suite.name}.json")
-    earlier = earlier_commits(path)
+    earlier = earlier_runs(path)
     tasks, notes = [], []
     for task in suite.tasks:
         runs = {seed: load_seed(run_dir(runs_dir, task, seed), committed_copy(results_dir, suite.name, task.name, seed))
                 for seed in task.seeds}
         entry = task_report(task, runs)
         for run_entry in entry["runs"]:
-            commits = {r["commit"] for r in started if r["task"] == task.name and r["seed"] == run_entry["seed"]}
+            mine = [r for r in started if r["task"] == task.name and r["seed"] == run_entry["seed"]]
+            commits = {r["commit"] for r in mine}
+            cpus = {r["cpu_model"] for r in mine if r.get("cpu_model")}  # a run resumed on another VM has two
             if run_entry.get("read_from") == "copy":  # launched from a runs directory this machine no longer has
-                commits |= earlier.get((task.name, run_entry["seed"]), set())
-            run_entry["commits"] = sorted(commits)
+                before = earlier.get((task.name, run_entry["seed"]), {})
+                commits |= before.get("commits", set())
+                cpus |= before.get("cpu_models", set())
+            run_entry["commits"], run_entry["cpu_models"] = sorted(commits), sorted(cpus)
         tasks.append(entry)
         for seed, run in runs.items():
             if run and run["source"] == "run" and seed_state(run, task.env_step) == "finished":

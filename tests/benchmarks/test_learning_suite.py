@@ -107,6 +107,8 @@ def test_interrupted_runs_resume_finished_runs_are_skipped_and_the_table_reads_e
         assert checkpoint["iqm"] == pytest.approx(np.mean(returns), abs=0.051)  # rounded to 0.1
         assert checkpoint["met"] == (checkpoint["iqm"] >= checkpoint["target"])
     assert {r["state"] for r in task["runs"]} == {"finished"}
+    here = json.loads(launches[0])["cpu_model"]  # each run's CPU, from its launches (both on this machine)
+    assert [r["cpu_models"] for r in task["runs"]] == [[here], [here]]
     for seed in SEEDS:  # the small files of finished runs, copied for committing
         copied = tmp_path / "results" / "runs" / "smoke" / "cartpole_impala" / f"seed{seed}"
         assert sorted(os.listdir(copied)) == ["eval.csv", "result.json", "total_config.py"]
@@ -201,7 +203,8 @@ def test_a_run_finished_on_another_machine_is_not_run_again_and_keeps_its_commit
                                    "300,6001,30.0,480.0,1,479,481,10\n")
     (copy / "result.json").write_text(json.dumps({"env_step": 6_001, "stop_reason": "max_env_step",
                                                   "wall_time": 30.0, "final_return": 480.0, "best_return": 480.0}))
-    earlier = {"tasks": [{"task": "cartpole_impala", "runs": [{"seed": 0, "commits": ["c0ffee"]}]}]}
+    earlier = {"machine": {"cpu_model": "AMD EPYC"},  # a report from before runs recorded their CPUs
+               "tasks": [{"task": "cartpole_impala", "runs": [{"seed": 0, "commits": ["c0ffee"]}]}]}
     (results / "smoke.json").write_text(json.dumps(earlier))
     suite = learning_suite.load_suite("smoke")
 
@@ -214,8 +217,14 @@ def test_a_run_finished_on_another_machine_is_not_run_again_and_keeps_its_commit
     (seed0, seed1) = report["tasks"][0]["runs"]
     assert (seed0["state"], seed0["read_from"], seed0["commits"], seed0["env_step"]) == (
         "finished", "copy", ["c0ffee"], 6_001)
-    assert (seed1["state"], seed1["commits"]) == ("not started", [])
+    assert (seed1["state"], seed1["commits"], seed1["cpu_models"]) == ("not started", [], [])
     assert report["tasks"][0]["checkpoints"][0]["per_seed"][0]["return"] == 150.0
+    # the CPU it ran on is the earlier report's machine, not this one's, and stays so in the next report
+    assert seed0["cpu_models"] == ["AMD EPYC"]
+    assert "| 0 | finished (max_env_step) | 6,001 | 30 s | 200 | 480 | 480 | AMD EPYC |" in capsys.readouterr().out
+    report = learning_suite.write_report(suite, str(runs), str(results), learning_suite.run_dir,
+                                         {**learning_suite.machine_info(), "cpu_model": "Intel Xeon"}, "abd")
+    assert report["tasks"][0]["runs"][0]["cpu_models"] == ["AMD EPYC"]
 
 
 def test_a_tasks_sets_reach_every_run_and_a_malformed_one_is_refused(tmp_path):
