@@ -29,9 +29,8 @@ class APPOPolicy(IMPALAPolicy):
             # (float) PPO's epsilon: the surrogate is clipped where pi(a|x) / mu(a|x) leaves [1 - eps, 1 + eps],
             # mu the behaviour policy of the unroll. 0.2: the PPO paper's and RLlib APPO's default.
             clip_ratio=0.2,
-            # (bool) Normalise the policy-gradient advantages of each batch to mean 0 and std 1 (as PPO does).
-            # Off by default, as in RLlib's APPO: V-trace's advantages are already on the value scale.
-            normalize_advantage=False,
+            # learn.normalize_advantage is IMPALA's (off, as in RLlib's APPO: V-trace's advantages are already on the
+            # value scale).
             # (float) Weight of the KL(mu || pi) penalty (IMPALA's learn.kl_weight; 0 there). The clip only stops the
             # gradient of steps already outside the range, it does not pull them back; the KL term does, which
             # matters when each unroll is replayed many times (max_use). 1.0: RLlib APPO's kl_coeff.
@@ -48,10 +47,7 @@ class APPOPolicy(IMPALAPolicy):
                      pg_advantages: torch.Tensor) -> Tuple[torch.Tensor, Dict[str, torch.Tensor]]:
         """PPO's clipped surrogate with pi_old = mu (the behaviour policy) and V-trace's ``pg_advantages``; logs the
         fraction of clipped steps and the approximate KL(mu || pi)."""
-        advantages = pg_advantages
-        if self._cfg.learn.normalize_advantage:  # population std: a batch of one step gives 0, not NaN
-            advantages = (advantages - advantages.mean()) / (advantages.std(correction=0) + 1e-8)
-        policy = ppo_policy_loss(target_log_prob, behaviour_log_prob, advantages, self._cfg.learn.clip_ratio)
+        policy = ppo_policy_loss(target_log_prob, behaviour_log_prob, pg_advantages, self._cfg.learn.clip_ratio)
         return policy.loss, {"clip_fraction": policy.clip_fraction, "approx_kl": policy.approx_kl}
 
     def _monitor_vars_learn(self) -> List[str]:

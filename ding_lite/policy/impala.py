@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Tuple
 import torch
 from easydict import EasyDict
 
-from ding_lite.rl_utils import from_importance_weights
+from ding_lite.rl_utils import from_importance_weights, normalized_advantages
 from ding_lite.torch_utils import GradClipper, adam_step, kl, make_dist, make_optimizer, tree_map
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
@@ -60,6 +60,10 @@ class IMPALAPolicy(UnrollPolicy):
             # the updates on replayed unrolls from moving pi far from the policies that produced them. 0: off (the
             # IMPALA paper's loss). Measured in docs/benchmarks.md#cartpole-past-475-do-the-shipped-configs-stay-solved.
             kl_weight=0.0,
+            # (bool) Normalise each batch's policy-gradient advantages (V-trace's, all T x B steps together) to mean 0
+            # and std 1 before the policy loss, as PPO does per minibatch. Off: the IMPALA paper's loss, where the
+            # advantages stay on the value scale (small while rewards are rare, e.g. Pong's flat start).
+            normalize_advantage=False,
         ),
         collect=dict(n_sample=16),
         other=dict(
@@ -117,7 +121,10 @@ class IMPALAPolicy(UnrollPolicy):
                                          clip_rho_threshold=learn.rho_clip_ratio,
                                          clip_pg_rho_threshold=learn.rho_pg_clip_ratio,
                                          clip_c_threshold=learn.c_clip_ratio, lambda_=learn.lambda_)
-        policy_loss, policy_info = self._policy_loss(target_log_prob, behaviour_log_prob, vtrace.pg_advantages)
+        pg_advantages = vtrace.pg_advantages
+        if learn.normalize_advantage:
+            pg_advantages = normalized_advantages(pg_advantages)
+        policy_loss, policy_info = self._policy_loss(target_log_prob, behaviour_log_prob, pg_advantages)
         value_loss = (values - vtrace.vs).pow(2).mean()
         entropy = target_dist.entropy().mean()
         total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
@@ -147,8 +154,8 @@ class IMPALAPolicy(UnrollPolicy):
 
         IMPALA's is -mean(log pi(a_t|x_t) * pg_advantages_t): its gradient is V-trace's off-policy policy gradient.
         ``target_log_prob`` (T, B) log pi, differentiable; ``behaviour_log_prob`` (T, B) log mu of the behaviour policy
-        that collected the unroll (no gradient); ``pg_advantages`` (T, B), detached. APPO overrides this with PPO's
-        clipped surrogate (:mod:`ding_lite.policy.appo`)."""
+        that collected the unroll (no gradient); ``pg_advantages`` (T, B), detached (normalised under
+        ``learn.normalize_advantage``). APPO overrides this with PPO's clipped surrogate (:mod:`ding_lite.policy.appo`)."""
         return -(target_log_prob * pg_advantages).mean(), {}
 
     def _monitor_vars_learn(self) -> List[str]:

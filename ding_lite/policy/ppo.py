@@ -50,7 +50,7 @@ from typing import Any, Dict, List, Tuple
 import torch
 from easydict import EasyDict
 
-from ding_lite.rl_utils.ppo import gae, gae_next_value_rows, ppo_policy_loss, ppo_value_loss
+from ding_lite.rl_utils.ppo import gae, gae_next_value_rows, normalized_advantages, ppo_policy_loss, ppo_value_loss
 from ding_lite.torch_utils import GradClipper, adam_step, make_dist, make_optimizer, sample_action, tree_map
 from ding_lite.torch_utils.return_scale import ReturnScale
 from ding_lite.torch_utils.tree import leading_dim
@@ -332,8 +332,8 @@ class PPOPolicy(UnrollPolicy):
             out = self._model(mb["obs"], mode="compute_actor_critic")
         dist = make_dist(self._action_space, out["logit"], self._nvec, mb.get("action_mask"))
         advantages = mb["advantage"]
-        if learn.normalize_advantage:  # population std: a minibatch of one step gives 0, not NaN
-            advantages = (advantages - advantages.mean()) / (advantages.std(correction=0) + 1e-8)
+        if learn.normalize_advantage:
+            advantages = normalized_advantages(advantages)
         policy = ppo_policy_loss(dist.log_prob(mb["action"]), mb["logp"], advantages, learn.clip_ratio)
         value_loss = ppo_value_loss(out["value"], mb["value"], mb["return"], learn.value_clip)
         entropy = dist.entropy().mean()

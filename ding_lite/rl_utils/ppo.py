@@ -39,8 +39,8 @@ import torch
 
 from .vtrace import _backward_sum
 
-__all__ = ['GAEReturns', 'PPOPolicyLoss', 'gae', 'gae_next_value_rows', 'ppo_policy_loss', 'ppo_value_loss',
-           'weighted_mean']
+__all__ = ['GAEReturns', 'PPOPolicyLoss', 'gae', 'gae_next_value_rows', 'normalized_advantages', 'ppo_policy_loss',
+           'ppo_value_loss', 'weighted_mean']
 
 GAEReturns = namedtuple('GAEReturns', ['advantages', 'returns'])
 PPOPolicyLoss = namedtuple('PPOPolicyLoss', ['loss', 'clip_fraction', 'approx_kl'])
@@ -53,6 +53,12 @@ def weighted_mean(x: torch.Tensor, weights: Optional[torch.Tensor] = None) -> to
         return x.mean()
     w = torch.broadcast_to(weights.to(x.dtype), x.shape)
     return (w * x).sum() / w.sum().clamp_min(torch.finfo(x.dtype).tiny)
+
+
+def normalized_advantages(advantages: torch.Tensor) -> torch.Tensor:
+    """``advantages`` (any shape) shifted and scaled to mean 0 and standard deviation 1 over all their entries, as PPO
+    normalises each minibatch's. The population std (a single entry gives 0, not NaN) plus 1e-8."""
+    return (advantages - advantages.mean()) / (advantages.std(correction=0) + 1e-8)
 
 
 def gae(

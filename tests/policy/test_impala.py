@@ -2,6 +2,7 @@
 spaces, and (marked slow) learning on tiny continuous and multi-discrete envs."""
 import copy
 import io
+import math
 
 import gymnasium as gym
 import numpy as np
@@ -250,12 +251,16 @@ def test_on_policy_importance_weights_are_one(space, monkeypatch):
 
 
 # ------------------------------------------------------------------------------------------------------ gradient
-def test_gradient_matches_hand_computation(monkeypatch):
+@pytest.mark.parametrize("normalize", [False, True])
+def test_gradient_matches_hand_computation(monkeypatch, normalize):
     """Linear policy and value heads (no hidden layers): the gradient of
-    -mean(adv * log pi) + w_v mean((V - vs)^2) - w_e mean(H) is written out by hand."""
+    -mean(adv * log pi) + w_v mean((V - vs)^2) - w_e mean(H) is written out by hand; with
+    learn.normalize_advantage, adv is V-trace's advantage minus its mean over the batch's T x B steps, over their
+    (population) standard deviation."""
     w_v, w_e = 0.5, 0.01
     linear = dict(encoder_hidden_size_list=[], actor_head_layer_num=0, critic_head_layer_num=0)
-    policy = make_policy("discrete", value_weight=w_v, entropy_weight=w_e, model=linear)
+    policy = make_policy("discrete", value_weight=w_v, entropy_weight=w_e, model=linear,
+                         normalize_advantage=normalize)
     actor = policy.model.actor_head
     critic = policy.model.critic_head
     assert len(actor) == 1 and isinstance(actor[0], torch.nn.Linear) and len(policy.model.actor_encoder) == 0
@@ -279,6 +284,11 @@ def test_gradient_matches_hand_computation(monkeypatch):
     x = batch["obs"].transpose(0, 1).reshape(N, OBS_DIM)  # time-major rows, as the targets
     a = batch["action"].T.reshape(N)
     adv = call["pg_advantages"].reshape(N)
+    if normalize:
+        values = [float(v) for v in adv]
+        mean = sum(values) / N
+        std = math.sqrt(sum((v - mean) ** 2 for v in values) / N)
+        adv = torch.tensor([(v - mean) / std for v in values])
     vs = call["vs"].reshape(N)
     z = x @ W.T + b
     p = torch.softmax(z, -1)
