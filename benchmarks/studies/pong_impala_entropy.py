@@ -25,6 +25,12 @@ of the old settings were still at -20 (seed 1 left it at about 1.6M, seed 0 at a
 -3.6 to -1.7 over 1.6-1.9M and had not reached 20 at 2M, where seed 1 of the old settings had. Not shipped
 (docs/atari.md#the-flat-start-two-pilots).
 
+The third task, ``normalize_advantage``, is the other thing PPO does differently: each batch's V-trace advantages
+normalised to mean 0 and std 1 before the policy loss (``policy.learn.normalize_advantage``), the batches and the
+entropy weight as shipped. With them on the value scale, the policy's gradient is a small share of the shared
+encoder's under one Adam step and one clipped norm (policy loss about 0.001 against a value loss of 0.03-0.04 in the
+flat start, above); normalised, it is not. Queued (2026-12-04); run it alone with ``--only normalize_advantage``.
+
     python benchmarks/learning_suite.py benchmarks/studies/pong_impala_entropy.py --jobs 1 \\
         --runs-dir ~/ding_lite_runs/pong_impala_pilot --results-dir benchmarks/studies/results
 """
@@ -44,4 +50,10 @@ TASKS = [
          reach=20, reach_within=2_000_000,
          sets=["env.manager.type=envpool", "env.manager.num_threads=1", "policy.learn.batch_size=16",
                "policy.learn.update_per_collect=4"]),
+    dict(name="normalize_advantage", config="dizoo_configs/pong_impala.py", seeds=[10], env_step=2_000_000,
+         checkpoints=[dict(env_step=500_000), dict(env_step=1_000_000), dict(env_step=1_500_000),
+                      dict(env_step=2_000_000, target=20, source="issue 45's bar: 20 within 8M frames (median)")],
+         reach=20, reach_within=2_000_000,
+         sets=["env.manager.type=envpool", "env.manager.num_threads=1", "policy.learn.normalize_advantage=True",
+               "policy.learn.batch_size=32", "policy.learn.update_per_collect=2"]),
 ]
