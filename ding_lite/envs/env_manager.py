@@ -53,7 +53,7 @@ class SubprocessEnvManager(Configurable):
 
     @classmethod
     def make(cls, env_cfg: EasyDict, num_envs: int, role: str = "collector") -> gym.vector.VectorEnv:
-        worker = functools.partial(env_worker, env_name=env_cfg.get("env_id") or env_cfg.type, role=role)
+        worker = functools.partial(env_worker, env_name=env_cfg.env_id or env_cfg.type, role=role)
         with warnings.catch_warnings():  # gymnasium's report of a worker's error (as warnings) would repeat the
             # EnvBuildError's message with the whole traceback, on many lines, before it
             warnings.filterwarnings("ignore", message=r".*ERROR: ", module=r"gymnasium\.vector\.async_vector_env")
@@ -83,7 +83,7 @@ def make_vector_env(env_cfg: EasyDict, num_envs: int, seed: Union[None, int, Seq
         venv = manager.make(env_cfg, num_envs)
     venv.env_name = env_cfg.env_id or env_cfg.type
     venv.role = role
-    venv.max_episode_steps = env_cfg.get("max_episode_steps")
-    watch(venv, env_cfg.get("step_timeout_s", None), venv.env_name, role)
+    venv.max_episode_steps = env_cfg.max_episode_steps
+    watch(venv, env_cfg.step_timeout_s, venv.env_name, role)
     venv.last_obs, _ = venv.reset(seed=list(seed) if isinstance(seed, Sequence) else seed)
     return venv

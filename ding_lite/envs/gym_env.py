@@ -89,12 +89,12 @@ class EnvConfig(Configurable):
                 f"so short episodes do not bias the mean; make it a multiple"
             )
         check_wrappers(cfg.wrappers, f"{path}.wrappers")
-        check_step_timeout(cfg.get("step_timeout_s"), f"{path}.step_timeout_s")
-        source = cfg.get("action_mask_from", "obs")
+        check_step_timeout(cfg.step_timeout_s, f"{path}.step_timeout_s")
+        source = cfg.action_mask_from
         if source not in MASK_SOURCES:
             raise ConfigError(f"{path}.action_mask_from={source!r}: must be one of {', '.join(MASK_SOURCES)}"
                               f"{did_you_mean(str(source), MASK_SOURCES)}")
-        if source != "obs" and not cfg.get("action_mask_key"):
+        if source != "obs" and not cfg.action_mask_key:
             raise ConfigError(f"{path}.action_mask_from={source!r} puts the mask into the observation under "
                               f"{path}.action_mask_key, which is empty; set a key (the default is 'action_mask')")
         clip = cfg.normalize_obs_clip
@@ -190,7 +190,7 @@ class GymEnv(EnvConfig):
                 raise ConfigError(f"{path}.wrappers: the 'envpool' manager steps envpool's own batched envs, which "
                                   f"gymnasium wrappers cannot wrap; use env manager 'base' or 'subprocess', or drop "
                                   f"{path}.wrappers")
-            if cfg.get("action_mask_from", "obs") != "obs":
+            if cfg.action_mask_from != "obs":
                 raise ConfigError(f"{path}.action_mask_from={cfg.action_mask_from!r}: the 'envpool' manager steps "
                                   f"envpool's own batched envs, which ding_lite cannot wrap; use env manager 'base' "
                                   f"or 'subprocess'")

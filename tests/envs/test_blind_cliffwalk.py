@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from easydict import EasyDict
 
-from ding_lite.envs import make_vector_env
+from ding_lite.envs import EnvConfig, make_vector_env
 from ding_lite.envs.blind_cliffwalk import SOLVED_RETURN, BlindCliffwalkEnv
 from ding_lite.utils import ENV_REGISTRY
 
@@ -66,8 +66,8 @@ def test_bad_arguments_are_refused():
 
 def test_made_through_the_registry_and_a_vector_env():
     assert ENV_REGISTRY.get("blind_cliffwalk") is BlindCliffwalkEnv
-    cfg = EasyDict(type="blind_cliffwalk", env_id=None, kwargs=dict(n=5), max_episode_steps=None,
-                   manager=dict(type="base"))
+    cfg = EnvConfig.default_config()  # the env section every env type has, as compile_config gives it
+    cfg.update(type="blind_cliffwalk", kwargs=dict(n=5), manager=EasyDict(type="base"))
     env = make_vector_env(cfg, 2, seed=[0, 1])
     try:
         assert env.last_obs.shape == (2, 5) and (env.last_obs[:, 0] == 1).all()

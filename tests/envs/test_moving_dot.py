@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from easydict import EasyDict
 
-from ding_lite.envs import make_vector_env
+from ding_lite.envs import EnvConfig, make_vector_env
 from ding_lite.envs.moving_dot import DOT, LEFT, PADDLE, RIGHT, SOLVED_RETURN, STAY, MovingDotEnv, tracker_action
 from ding_lite.utils import ENV_REGISTRY
 
@@ -95,7 +95,8 @@ def test_returns_of_the_docstring():
 
 def test_registered_and_vectorised():
     assert ENV_REGISTRY.get("moving_dot") is MovingDotEnv
-    cfg = EasyDict(type="moving_dot", env_id=None, kwargs=dict(size=10), max_episode_steps=None, manager=dict(type="base"))
+    cfg = EnvConfig.default_config()  # the env section every env type has, as compile_config gives it
+    cfg.update(type="moving_dot", kwargs=dict(size=10), manager=EasyDict(type="base"))
     env = make_vector_env(cfg, 3, seed=0)
     try:
         obs = env.last_obs
