@@ -16,8 +16,12 @@ environment): an update allocates and frees activations of tens to hundreds of M
 stacks alone is 76 MB), which by default are fresh mmap'd pages every update, zero-filled by the kernel on first
 touch (the ``cpu_system_s_per_update``). Every setting runs in a fresh process.
 
+``--autocast bfloat16`` adds each setting with ``policy.learn.autocast='bfloat16'`` (the learner's forward under
+torch.autocast: bfloat16 convolutions and matmuls, on a CPU through oneDNN's AMX or AVX512-BF16 kernels where it has
+them).
+
 Run from the repository root: ``python benchmarks/studies/atari_learner_speed.py`` (options: ``--encoders``, ``--threads``,
-``--cpu-seconds``, ``--gpu-updates``). Prints a table and writes ``benchmarks/studies/results/atari_learner_speed.json``.
+``--cpu-seconds``, ``--gpu-updates``, ``--autocast``, ``--malloc``, ``--output``). Prints a table and writes ``benchmarks/studies/results/atari_learner_speed.json``.
 Takes about 4 minutes on a 2-core CPU (the IMPALA ResNet is about 6x the multiply-adds of the Nature conv).
 """
 import argparse
@@ -27,12 +31,13 @@ import platform
 import statistics
 import sys
 import time
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 from ding_lite.config import compile_config  # noqa: E402
 from ding_lite.data import ReplayBuffer  # noqa: E402
@@ -40,16 +45,18 @@ from ding_lite.policy import IMPALAPolicy  # noqa: E402
 from ding_lite.torch_utils.malloc import keep_freed_memory  # noqa: E402
 from ding_lite.utils.file_io import atomic_write_json  # noqa: E402
 from ding_lite.worker import Learner  # noqa: E402
+from machine import machine_info  # noqa: E402  (benchmarks/machine.py)
 
 OBS = [4, 84, 84]
 ACTIONS, T, BATCH, N_ENV, UNROLLS = 6, 20, 32, 8, 96
 RESULT = os.path.join(ROOT, "benchmarks", "studies", "results", "atari_learner_speed.json")
 
 
-def make_policy(encoder: str, cuda: bool) -> IMPALAPolicy:
+def make_policy(encoder: str, cuda: bool, autocast: Optional[str] = None) -> IMPALAPolicy:
     main = dict(env=dict(env_id="CartPole-v1"),
                 policy=dict(cuda=cuda, unroll_len=T, model=dict(encoder_type=encoder),
-                            learn=dict(batch_size=BATCH, grad_clip_type="clip_norm", clip_value=40.0)))
+                            learn=dict(batch_size=BATCH, grad_clip_type="clip_norm", clip_value=40.0,
+                                       autocast=autocast)))
     cfg = compile_config((main, dict(policy=dict(type="impala"))))
     cfg.policy.action_space = "discrete"
     cfg.policy.model.update(obs_shape=OBS, action_shape=ACTIONS, action_space="discrete")
@@ -73,12 +80,12 @@ def fill_buffer(policy: IMPALAPolicy) -> ReplayBuffer:
 
 
 def bench(encoder: str, device: str, threads: int, min_seconds: float, min_updates: int, warmup: int,
-          malloc_heap: bool = False) -> Dict[str, object]:
+          malloc_heap: bool = False, autocast: Optional[str] = None) -> Dict[str, object]:
     """One setting; ``main`` runs each in a fresh process."""
     if malloc_heap and not keep_freed_memory():
         return {"encoder": encoder, "device": device, "threads": threads, "malloc_heap": "unavailable"}
     torch.set_num_threads(threads)
-    policy = make_policy(encoder, device == "cuda")
+    policy = make_policy(encoder, device == "cuda", autocast)
     buffer = fill_buffer(policy)
     forward = Learner(policy.learn_mode).train  # ends with the one device -> host transfer of the logged scalars
     for _ in range(warmup):
@@ -100,7 +107,7 @@ def bench(encoder: str, device: str, threads: int, min_seconds: float, min_updat
     params = sum(p.numel() for p in policy.model.parameters())
     return {
         "encoder": encoder, "device": device, "threads": threads if device == "cpu" else None,
-        "malloc_heap": malloc_heap,
+        "malloc_heap": malloc_heap, "autocast": autocast,
         "updates": len(times), "updates_per_s": 1.0 / median, "ms_per_update_median": 1e3 * median,
         "ms_per_update_mean": 1e3 * statistics.mean(times), "ms_buffer_sample_median": 1e3 * statistics.median(sample_times),
         "env_steps_per_s": BATCH * T / median, "model_parameters": params,
@@ -117,13 +124,20 @@ def main(argv: List[str] = None) -> None:
     parser.add_argument("--cpu-seconds", type=float, default=10.0, help="time each CPU setting at least this long")
     parser.add_argument("--cpu-updates", type=int, default=3, help="and at least this many updates")
     parser.add_argument("--gpu-updates", type=int, default=100)
+    parser.add_argument("--autocast", nargs="+", default=["none"], choices=["none", "bfloat16"],
+                        help="policy.learn.autocast settings to time ('none': float32)")
+    parser.add_argument("--malloc", nargs="+", default=["glibc", "heap"], choices=["glibc", "heap"],
+                        help="glibc's default malloc, and/or freed memory kept on the heap")
+    parser.add_argument("--output", default=RESULT, help="the results file")
     args = parser.parse_args(argv)
     runs = []
     for encoder in args.encoders:
-        for malloc_heap in (False, True):
-            runs += [(encoder, "cpu", t, args.cpu_seconds, args.cpu_updates, 1, malloc_heap) for t in args.threads]
-        if torch.cuda.is_available():
-            runs.append((encoder, "cuda", torch.get_num_threads(), 0.0, args.gpu_updates, 10, False))
+        for cast in [None if a == "none" else a for a in args.autocast]:
+            for malloc_heap in [m == "heap" for m in args.malloc]:
+                runs += [(encoder, "cpu", t, args.cpu_seconds, args.cpu_updates, 1, malloc_heap, cast)
+                         for t in args.threads]
+            if torch.cuda.is_available():
+                runs.append((encoder, "cuda", torch.get_num_threads(), 0.0, args.gpu_updates, 10, False, cast))
     rows = []
     for run in runs:
         with multiprocessing.get_context("spawn").Pool(1) as pool:
@@ -131,11 +145,11 @@ def main(argv: List[str] = None) -> None:
         print(rows[-1], flush=True)
     rows = [r for r in rows if r.get("malloc_heap") != "unavailable"]
     print(f"\nIMPALA learner, batch {BATCH} x unroll {T}, {OBS} uint8, {ACTIONS} actions")
-    print(f"{'encoder':14} {'device':6} {'threads':>7} {'malloc':>6} {'updates/s':>10} {'ms/update':>10} "
-          f"{'env steps/s':>12} {'cpu user s':>10} {'cpu sys s':>9}")
+    print(f"{'encoder':14} {'device':6} {'threads':>7} {'malloc':>6} {'autocast':>8} {'updates/s':>10} "
+          f"{'ms/update':>10} {'env steps/s':>12} {'cpu user s':>10} {'cpu sys s':>9}")
     for r in rows:
         print(f"{r['encoder']:14} {r['device']:6} {str(r['threads'] or '-'):>7} "
-              f"{'heap' if r['malloc_heap'] else 'glibc':>6} {r['updates_per_s']:>10.2f} "
+              f"{'heap' if r['malloc_heap'] else 'glibc':>6} {r['autocast'] or '-':>8} {r['updates_per_s']:>10.2f} "
               f"{r['ms_per_update_median']:>10.1f} {r['env_steps_per_s']:>12,.0f} {r['cpu_user_s_per_update']:>10.3f} "
               f"{r['cpu_system_s_per_update']:>9.3f}")
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
@@ -144,10 +158,10 @@ def main(argv: List[str] = None) -> None:
                 f"replay buffer), {ACTIONS} actions; median over the timed updates",
         "rows": rows,
         "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpu_cores": os.cpu_count(),
-                    "cpu": platform.processor() or platform.machine(), "gpu": gpu,
+                    "cpu": machine_info()["cpu_model"], "gpu": gpu,
                     "load_average_1_5_15min_at_end": [round(x, 2) for x in os.getloadavg()]},
-    }, RESULT)
-    print(f"wrote {os.path.relpath(RESULT, ROOT)}")
+    }, args.output)
+    print(f"wrote {os.path.relpath(args.output, ROOT)}")
 
 
 if __name__ == "__main__":

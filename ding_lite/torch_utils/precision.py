@@ -11,9 +11,13 @@
 It is process-global in torch (``torch.set_float32_matmul_precision``): each run sets it in the learner's process
 and in every parallel worker, so a run never inherits the setting of an earlier run in the same process.
 """
+import contextlib
+from typing import ContextManager, Optional
+
 import torch
 
 MATMUL_PRECISIONS = ("highest", "high", "medium")
+AUTOCAST_DTYPES = {"bfloat16": torch.bfloat16}
 
 
 def set_matmul_precision(precision: str) -> None:
@@ -21,3 +25,13 @@ def set_matmul_precision(precision: str) -> None:
     if precision not in MATMUL_PRECISIONS:
         raise ValueError(f"matmul_precision={precision!r}: must be one of {MATMUL_PRECISIONS}")
     torch.set_float32_matmul_precision(precision)
+
+
+def autocast(dtype: Optional[str], device: torch.device) -> ContextManager:
+    """A context in which the model's forward runs under ``torch.autocast`` with ``dtype`` (a name of
+    :data:`AUTOCAST_DTYPES`) on ``device``'s type, or a no-op context for None. Autocast runs convolutions and matmuls
+    in bfloat16 (on a CPU with AMX or AVX512-BF16 through oneDNN, on CUDA through tensor cores) and keeps reductions,
+    softmaxes and losses in float32; the parameters, their gradients and the optimiser state stay float32."""
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype=AUTOCAST_DTYPES[dtype])
