@@ -132,13 +132,34 @@ def task_report(task, runs: Dict[int, Optional[Dict[str, Any]]]) -> Dict[str, An
     if task.reach is not None:
         firsts = {seed: first_reach(run, task.reach, states[seed]) if run else None for seed, run in runs.items()}
         known = None if any(v is None for v in firsts.values()) else float(np.median(list(firsts.values())))
+        met, bound = reach_verdict(list(firsts.values()), known, task.reach_within)
         out["reach"] = {"return": task.reach, "within_env_step": task.reach_within,
                         "first_env_step": {str(s): (None if v is None or np.isinf(v) else int(v))
                                            for s, v in firsts.items()},
                         "never": [str(s) for s, v in firsts.items() if v is not None and np.isinf(v)],
                         "median_env_step": None if known is None or np.isinf(known) else known,
-                        "met": None if known is None or task.reach_within is None else bool(known <= task.reach_within)}
+                        "median_bound": bound, "met": met}
     return out
+
+
+def reach_verdict(firsts: List[Optional[float]], median: Optional[float],
+                  within: Optional[int]) -> Tuple[Optional[bool], Optional[str]]:
+    """Whether the median first env step to the bar is at most ``within``, and what is known of a median that seeds
+    still going leave open. ``firsts``: each seed's first env step at the bar, inf for a seed that finished without it,
+    None for one still going. More than half the seeds past ``within`` put the median past it whatever the others do
+    (more than half at most ``within``: at most it), so the verdict does not wait for them."""
+    if median is not None:
+        return (None if within is None else bool(median <= within)), ("beyond the budget" if np.isinf(median) else None)
+    decided = [v for v in firsts if v is not None]
+    if 2 * sum(np.isinf(v) for v in decided) > len(firsts):
+        return (None if within is None else False), "beyond the budget"
+    if within is None:
+        return None, None
+    if 2 * sum(v > within for v in decided) > len(firsts):
+        return False, f"past {within:,}"
+    if 2 * sum(v <= within for v in decided) > len(firsts):
+        return True, f"at most {within:,}"
+    return None, None
 
 
 # ---- Markdown ------------------------------------------------------------------------------------------------------
@@ -190,9 +211,8 @@ def reach_line(reach: Dict[str, Any]) -> str:
     def first(seed: str, env_step: Optional[int]) -> str:
         return "not by its end" if seed in never else "-" if env_step is None else format(env_step, ",")
     firsts = ", ".join(f"seed {s} {first(s, v)}" for s, v in reach["first_env_step"].items())
-    median = ("-" if reach["median_env_step"] is None and reach["met"] is None
-              else "beyond the budget" if reach["median_env_step"] is None
-              else format(reach["median_env_step"], ",.0f"))
+    median = (format(reach["median_env_step"], ",.0f") if reach["median_env_step"] is not None
+              else reach.get("median_bound") or ("beyond the budget" if reach["met"] is not None else "-"))
     line = f"first evaluation at or above {fmt(reach['return'])}: {firsts}; median {median}"
     if reach["within_env_step"] is not None:
         verdict = {True: "met", False: "missed", None: "open"}[reach["met"]]

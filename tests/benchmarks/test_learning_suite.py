@@ -173,6 +173,14 @@ def test_a_seed_that_finished_short_of_the_bar_is_named_and_counts_in_the_median
     reach = report.task_report(task, {0: never, 1: never, 2: late})["reach"]
     assert reach["never"] == ["0", "1"] and reach["met"] is False
     assert report.reach_line(reach).endswith("seed 2 2,500; median beyond the budget (target <= 2,000: missed)")
+    # a seed still going (or not started) does not hold the verdict open when more than half the seeds decide it
+    reach = report.task_report(task, {0: never, 1: never, 2: None})["reach"]
+    assert (reach["median_env_step"], reach["met"]) == (None, False)
+    assert report.reach_line(reach).endswith("seed 2 -; median beyond the budget (target <= 2,000: missed)")
+    reach = report.task_report(task, {0: never, 1: late, 2: None})["reach"]  # inf and 2,500: both past 2,000
+    assert reach["met"] is False and report.reach_line(reach).endswith("median past 2,000 (target <= 2,000: missed)")
+    reach = report.task_report(task, {0: going, 1: done, 2: None})["reach"]  # 1,000 and 1,500: both within
+    assert reach["met"] is True and report.reach_line(reach).endswith("median at most 2,000 (target <= 2,000: met)")
 
 
 def test_the_report_removes_the_plot_of_a_task_it_holds_no_run_of(tmp_path):
