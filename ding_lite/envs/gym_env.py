@@ -272,7 +272,7 @@ def env_factory(cfg: EasyDict, role: str = "collector") -> Callable[[], gym.Env]
         make = entry.factory(cfg, role)  # gymnasium.make itself: the env processes need not import ding_lite
     else:
         make = entry_factory(entry, cfg, role)
-    name = cfg.get("env_id") or cfg.type
-    make = wrapped_factory(make, cfg.get("wrappers"), name)
-    make = mask_factory(make, cfg.get("action_mask_from"), cfg.get("action_mask_key"), name)
-    return factory_with_imports(make, cfg.get("import_names") or [])
+    name = cfg.env_id or cfg.type
+    make = wrapped_factory(make, cfg.wrappers, name)
+    make = mask_factory(make, cfg.action_mask_from, cfg.action_mask_key, name)
+    return factory_with_imports(make, cfg.get("import_names") or [])  # set by compile_config beside the type
