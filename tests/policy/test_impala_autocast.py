@@ -59,3 +59,11 @@ def test_other_values_are_refused_naming_the_key(value):
     with pytest.raises(ConfigError, match=r"policy\.learn\.autocast=.*must be None \(float32\) or one of 'bfloat16'"):
         compile_config(dict(env=dict(env_id="CartPole-v1"), policy=dict(learn=dict(autocast=value))),
                        dict(policy=dict(type="impala")))
+
+
+@pytest.mark.parametrize("policy_type", ["impala", "appo"])
+def test_normalize_advantage_must_be_a_bool(policy_type):
+    """The validator's type check from the declared default (False), for IMPALA and APPO alike."""
+    with pytest.raises(ConfigError, match=r"policy\.learn\.normalize_advantage='yes': expected bool, got str"):
+        compile_config(dict(env=dict(env_id="CartPole-v1"), policy=dict(learn=dict(normalize_advantage="yes"))),
+                       dict(policy=dict(type=policy_type)))
