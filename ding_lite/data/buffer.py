@@ -120,8 +120,8 @@ class ReplayBuffer(Configurable):
             raise ConfigError(f"{path}.max_use must be an int >= 1 or float('inf') (uses), got {max_use!r}")
         if isinstance(stale, bool) or not isinstance(stale, (int, float)) or not stale >= 0:
             raise ConfigError(f"{path}.max_staleness must be >= 0 (learner iterations) or inf, got {stale!r}")
-        alpha, beta, anneal, eps = (cfg.get(k) for k in ("priority_alpha", "priority_beta",
-                                                          "priority_beta_anneal_steps", "priority_eps"))
+        alpha, beta, eps = cfg.priority_alpha, cfg.priority_beta, cfg.priority_eps
+        anneal = cfg.priority_beta_anneal_steps
         if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha >= 0:
             raise ConfigError(f"{path}.priority_alpha must be >= 0 (0: uniform sampling), got {alpha!r}")
         if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0 <= beta <= 1:
@@ -133,8 +133,8 @@ class ReplayBuffer(Configurable):
             raise ConfigError(f"{path}.priority_eps must be > 0, got {eps!r}")
         if not isinstance(cfg.replacement, bool):
             raise ConfigError(f"{path}.replacement must be True or False, got {cfg.replacement!r}")
-        if not isinstance(cfg.get("save_replay_buffer"), bool):
-            raise ConfigError(f"{path}.save_replay_buffer must be True or False, got {cfg.get('save_replay_buffer')!r}")
+        if not isinstance(cfg.save_replay_buffer, bool):
+            raise ConfigError(f"{path}.save_replay_buffer must be True or False, got {cfg.save_replay_buffer!r}")
 
     def __init__(self, cfg: Optional[Mapping] = None, device: Union[str, torch.device] = "cpu",
                  seed: Optional[int] = None, pin_memory: bool = False) -> None:

@@ -93,7 +93,7 @@ def render_env_config(env_cfg: EasyDict) -> EasyDict:
 def video_fps(env_cfg: EasyDict, metadata: dict) -> float:
     """Frames per second: the env's ``render_fps``, else 30; an Atari game under the preprocessing plays at real
     speed: the console's 60 frames a second over ``env.atari.frame_skip`` (one frame is rendered per agent step)."""
-    if env_cfg.get("type") == "gym" and GymEnv._atari(env_cfg):
+    if env_cfg.type == "gym" and GymEnv._atari(env_cfg):
         return ATARI_FPS / max(1, int(env_cfg.atari.frame_skip))
     fps = metadata.get("render_fps") or DEFAULT_FPS
     return float(fps)
@@ -119,7 +119,7 @@ class EvalVideo:
         self.last_return: Optional[float] = None
 
     def _make_env(self, policy: EvalMode) -> SyncVectorEnv:
-        name = self.env_cfg.get("env_id") or self.env_cfg.type
+        name = self.env_cfg.env_id or self.env_cfg.type
         try:
             # NEXT_STEP: the env that ends the episode is not reset in the same step, so its last frame renders.
             env = SyncVectorEnv([env_factory(self.env_cfg, "evaluator")], autoreset_mode=AutoresetMode.NEXT_STEP)
