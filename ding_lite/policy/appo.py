@@ -27,13 +27,15 @@ class APPOPolicy(IMPALAPolicy):
         type="appo",
         learn=dict(
             # (float) PPO's epsilon: the surrogate is clipped where pi(a|x) / mu(a|x) leaves [1 - eps, 1 + eps],
-            # mu the behaviour policy of the unroll. 0.2: the PPO paper's and RLlib APPO's default.
+            # mu the behaviour policy of the unroll. 0.2: the PPO paper's (RLlib's APPO defaults to 0.4).
             clip_ratio=0.2,
             # learn.normalize_advantage is IMPALA's (off, as in RLlib's APPO: V-trace's advantages are already on the
             # value scale).
             # (float) Weight of the KL(mu || pi) penalty (IMPALA's learn.kl_weight; 0 there). The clip only stops the
             # gradient of steps already outside the range, it does not pull them back; the KL term does, which
-            # matters when each unroll is replayed many times (max_use). 1.0: RLlib APPO's kl_coeff.
+            # matters when each unroll is replayed many times (max_use). 1.0 is RLlib APPO's kl_coeff, which RLlib
+            # applies only with use_kl_loss=True (off by default, and adapted towards a kl_target there); set 0 for
+            # RLlib's default loss.
             kl_weight=1.0,
         ),
     )
