@@ -158,12 +158,16 @@ def has_checkpoint(path: str) -> bool:
 
 
 # ---- launching -------------------------------------------------------------------------------------------------
-def git_commit() -> str:
-    """``git rev-parse HEAD`` of the repository (with ``+dirty`` for uncommitted changes), or 'unknown'."""
+def git_commit(results_dir: str = RESULTS, root: str = ROOT) -> str:
+    """``git rev-parse HEAD`` of the repository (with ``+dirty`` for uncommitted changes), or 'unknown'. Changes
+    under ``results_dir`` do not count: they are the reports' own outputs (a report rewrites the JSON and plots an
+    earlier one committed), not code the runs ran."""
+    rel = os.path.relpath(os.path.realpath(results_dir), os.path.realpath(root))
+    exclude = [f":(exclude){rel}"] if inside(results_dir, root) and rel != "." else []
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True)
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", *exclude],
+                               cwd=root, capture_output=True, text=True, check=True)
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
@@ -236,10 +240,11 @@ def plan(suite: Suite, runs_dir: str, retry_failed: bool, results_dir: str = RES
     return todo
 
 
-def run_all(todo: List[Tuple[Task, int, bool]], runs_dir: str, jobs: int, threads: int) -> int:
+def run_all(todo: List[Tuple[Task, int, bool]], runs_dir: str, jobs: int, threads: int,
+            results_dir: str = RESULTS) -> int:
     """Run ``todo`` at most ``jobs`` at a time; returns how many exited with an error. Ctrl-C (or SIGTERM) sends
     each run one SIGINT and waits for it to write ckpt_last and result.json; a second Ctrl-C kills them."""
-    commit, queue, running = git_commit(), list(todo), {}
+    commit, queue, running = git_commit(results_dir), list(todo), {}
     failures = 0
     # Ctrl-C and SIGTERM raise KeyboardInterrupt here even where the runner started with SIGINT ignored (a background
     # job of a shell script, nohup), where Python would leave it ignored and the runs would go on to their budgets.
@@ -334,11 +339,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         os.makedirs(runs_dir, exist_ok=True)
         todo = plan(chosen, runs_dir, args.retry_failed, args.results_dir)
         try:
-            failures = run_all(todo, runs_dir, jobs, args.threads)
+            failures = run_all(todo, runs_dir, jobs, args.threads, args.results_dir)
         except KeyboardInterrupt:
             print("stopped; run the same command again to resume", file=sys.stderr)
             return 130
-    write_report(suite, runs_dir, args.results_dir, run_dir, machine_info(), git_commit())
+    write_report(suite, runs_dir, args.results_dir, run_dir, machine_info(), git_commit(args.results_dir))
     return 1 if failures else 0
 
 

@@ -293,3 +293,36 @@ def test_every_shipped_suite_loads_and_its_configs_compile_with_its_sets(path):
             for part in key.split("."):
                 node = node[part]
             assert node == parse_value(value), (task.name, item, node)
+
+
+def test_the_commit_is_dirty_for_code_changes_not_for_the_reports_own_outputs(tmp_path):
+    """A report rerun over the results an earlier report committed (its JSON and plots) records a clean commit; a
+    change anywhere else, or under a results folder that is not this report's, marks it ``+dirty``."""
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    import learning_suite
+    repo = tmp_path / "repo"
+    (repo / "benchmarks" / "results").mkdir(parents=True)
+    (repo / "benchmarks" / "studies" / "results").mkdir(parents=True)
+    files = {"policy.py": "lr = 3e-4\n", "benchmarks/results/suite.json": "{}\n",
+             "benchmarks/studies/results/pilot.json": "{}\n"}
+    for name, text in files.items():
+        (repo / name).write_text(text)
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
+                       capture_output=True)
+
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "runs")
+    results = str(repo / "benchmarks" / "results")
+    clean = learning_suite.git_commit(results, str(repo))
+    assert len(clean) == 40 and "+" not in clean
+    (repo / "benchmarks" / "results" / "suite.json").write_text('{"tasks": []}\n')  # the report's own output
+    assert learning_suite.git_commit(results, str(repo)) == clean
+    (repo / "benchmarks" / "studies" / "results" / "pilot.json").write_text('{"tasks": []}\n')  # another report's
+    assert learning_suite.git_commit(results, str(repo)) == clean + "+dirty"
+    git("checkout", "-q", "--", "benchmarks/studies")
+    (repo / "policy.py").write_text("lr = 1e-3\n")  # code the runs would run
+    assert learning_suite.git_commit(results, str(repo)) == clean + "+dirty"
+    assert learning_suite.git_commit(str(tmp_path / "elsewhere"), str(repo)) == clean + "+dirty"
