@@ -42,13 +42,17 @@ def result_of(run_dir):
 def test_a_study_finds_the_good_region_and_prunes_bad_trials(cli, in_tmp):
     # The first three trials are enqueued (two good rates, then a bad one), so that what the pruner sees is known:
     # runs of one seed are deterministic, a random sample of four is not. The fourth is the sampler's.
+    # --startup-trials 1: the bad trial starts when a thread is free, that is after one of the first two finished,
+    # so the pruner judges it from its first evaluation on. With the default 2 it waited for the other one too, and
+    # on a busy machine that one could still be running at the bad trial's last evaluation (CI: pruned only there,
+    # at 2,560 env steps of 2,500).
     os.makedirs("lr")
     study = optuna.create_study(study_name="lr", storage=f"sqlite:///{os.path.abspath('lr/study.db')}",
                                 direction="maximize")
     for lr in (0.01, 0.005, 1.0):
         study.enqueue_trial({LR: lr})
     result = cli("tune", "-c", CARTPOLE, "--param", f"{LR}=loguniform(3e-3, 1.0)", "--trials", "4", "--jobs", "2",
-                 "--env-step", "2500", "--study", "lr", "--sampler-seed", "0", *SMALL)
+                 "--env-step", "2500", "--study", "lr", "--sampler-seed", "0", "--startup-trials", "1", *SMALL)
     assert result.exit_code == 0, result.output
     rows = read_trials("lr")
     assert len(rows) == 4 and {r["state"] for r in rows} <= {"complete", "pruned"}, rows
