@@ -12,10 +12,11 @@ Measured (2026-12-06, the 2-core AMD EPYC VM beside another training run, starte
 and resumed in the next, 338 env steps/s): **-2.0 at 2.5M env steps, never 20, and no shorter flat start.** The
 entropy stayed at 1.78-1.79 to about 1.4M env steps (1.71 at 1.6M, 1.66 at 2.4M); the collector's return left -20 at
 about 1.4M and reached -9.7 at 2.4M; the evaluations were -21 to 1.92M, then -10.5, -16.5, -5.5, -2.0. Without the KL
-term the clip acts: ``clip_fraction`` 0.2-0.7% in the flat start and 4-5% from 1.6M on (0.1-0.4% with it, APPO seed
-1), ``approx_kl`` 0.004-0.005 (1e-3). The suites' runs left the flat start at 1.3-1.6M (IMPALA) and 1.5M to past
-1.8M (APPO): one seed does not say that the KL term holds APPO back; the default stays ``kl_weight`` 1.0
-(docs/ppo.md#appo).
+term pi moves 10-40 times further from mu per update in the flat start (``approx_kl`` 0.8-1.3e-3 against 2e-5 to
+1e-4 on APPO seeds 1 and 2) and the clip acts (``clip_fraction`` 0.2-0.7% in the flat start and 4-5% from 1.6M on,
+against 0 and then at most 0.4%). The suites' runs left the flat start at 1.3-1.6M (IMPALA) and 1.5M to past 1.8M
+(APPO), and ended at -0.8 to 19.0 (IMPALA) and -13.2 to -10.3 (APPO): one seed does not say that the KL term is what
+holds APPO back; the default stays ``kl_weight`` 1.0 (docs/ppo.md#appo).
 
     python benchmarks/learning_suite.py benchmarks/studies/pong_appo_kl.py --jobs 1 \\
         --runs-dir ~/ding_lite_runs/pong_appo_pilot --results-dir benchmarks/studies/results
