@@ -61,9 +61,12 @@ def test_a_study_finds_the_good_region_and_prunes_bad_trials(cli, in_tmp):
     assert float(best[LR]) < BAD_LR and float(best["value"]) > 100, rows
     pruned = [r for r in rows if r["state"] == "pruned"]
     assert rows[2]["state"] == "pruned" and float(rows[2][LR]) == 1.0, rows
-    for r in pruned:  # stopped early and cleanly: result.json says why, ckpt_last is whole
+    for r in pruned:  # ended cleanly: result.json says why, ckpt_last is whole. How early is timing: on an idle
+        # machine a run of 2,560 env steps trains in under a second, so the pruner's poll (every 0.25 s) may read
+        # the rows that prune it as the run ends (stop_reason 'pruned' at 2,560) or after (its budget's
+        # 'max_env_step'); tests/tune/test_stop_request.py holds the early, clean stop itself.
         run = result_of(r["run_dirs"])
-        assert run["stop_reason"] == "pruned" and run["env_step"] < 2500
+        assert run["stop_reason"] in ("pruned", "max_env_step") and run["env_step"] <= 2560, run
         assert os.path.isfile(os.path.join(r["run_dirs"], "ckpt", "ckpt_last.pth.tar"))
     if importlib.util.find_spec("matplotlib") is not None:  # the plot extra: the study's pictures
         assert os.path.getsize("lr/history.png") > 0 and os.path.getsize("lr/importances.png") > 0
