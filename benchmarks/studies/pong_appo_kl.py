@@ -1,7 +1,7 @@
 """Is APPO's KL penalty what holds it behind IMPALA on Pong? A suite file for benchmarks/learning_suite.py.
 
-On the atari_appo suite (docs/ppo.md#appo) every IMPALA seed ended above both APPO seeds at 2.5M env steps, and
-APPO's flat start lasted longer (entropy at ln 6 = 1.79 to about 1.6M env steps). pong_appo.py is pong_impala.py
+On the atari_appo suite (docs/ppo.md#appo) every IMPALA seed ended above every APPO seed at 2.5M env steps (three
+each), and APPO's flat start lasted longer (entropy at ln 6 = 1.79 to about 1.6M env steps). pong_appo.py is pong_impala.py
 with PPO's clipped surrogate on V-trace's advantages and a KL(mu || pi) penalty at ``kl_weight`` 1.0; with each
 unroll used twice (``max_use`` 2) the clip hardly acts (``clip_fraction`` 0 to 1.4M env steps), so on these settings
 the KL term is the difference between the two updates. RLlib's APPO leaves it off by default (``use_kl_loss=False``).
