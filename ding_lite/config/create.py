@@ -84,6 +84,15 @@ def _type_and_imports(node: Mapping, where: str, suffix: str) -> Tuple[Optional[
     return kind, names
 
 
+def _policy_buffer_type(policy_type: Optional[str]) -> Optional[str]:
+    """The buffer type a registered policy declares in its defaults (``other.replay_buffer.type``: IMPALA's 'fifo'),
+    or None."""
+    if policy_type is None or policy_type not in POLICY_REGISTRY:
+        return None
+    buffer = POLICY_REGISTRY.get(policy_type).default_config().get("other", {}).get("replay_buffer", {})
+    return buffer.get("type")
+
+
 def resolve_types(create: Mapping, main: Mapping, overrides: Mapping, override_source: str) -> Resolved:
     """component -> (registry type, import_names), by precedence overrides > create_config > main_config > default.
 
@@ -114,7 +123,7 @@ def resolve_types(create: Mapping, main: Mapping, overrides: Mapping, override_s
                               f"no import_names, and a component of your own is imported from your module; remove it")
         import_modules(names or [], names_from or "import_names")
         if kind is None:
-            kind = DEFAULT_TYPES[name]
+            kind = (name == "buffer" and _policy_buffer_type(resolved["policy"][0])) or DEFAULT_TYPES[name]
         _check_di_engine_type(name, kind, kind_from)
         resolved[name] = (kind, names or [])
     if resolved["policy"][0] is None:

@@ -166,6 +166,8 @@ class ReplayBuffer(Configurable):
                             "overwritten", "last_envstep")
         for name in self._stat_names:
             setattr(self, name, 0)
+        # (mean, max) age of the last batch's samples in learner updates: train_iter at sampling - collect_iter.
+        self.last_batch_age: Optional[Tuple[float, int]] = None
         self.clear()
 
     @classmethod
@@ -315,6 +317,8 @@ class ReplayBuffer(Configurable):
                 done = np.fromiter(set(done.tolist()), dtype=np.int64)  # distinct; faster than np.unique here
                 self._remove(done)
                 self.removed_by_max_use += done.size
+        ages = cur_learner_iter - self._iter[slots]  # learner updates since each sample's weights collected it
+        self.last_batch_age = (float(ages.mean()), int(ages.max()))
         self.sampled += batch_size
         self.sample_calls += 1
         return _build(self._spec, out)

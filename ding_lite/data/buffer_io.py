@@ -50,6 +50,8 @@ def buffer_content(buffer: ReplayBuffer) -> Dict[str, Any]:
     priorities = getattr(buffer, "priorities", None)
     if priorities is not None:
         out["priorities"] = _t(priorities()[:filled])
+    if hasattr(buffer, "content_extra"):  # the FIFO buffer's queue of uses
+        out["extra"] = buffer.content_extra()
     return out
 
 
@@ -66,6 +68,10 @@ def load_buffer_content(buffer: ReplayBuffer, content: Dict[str, Any], where: st
         raise UserError(f"{where} was saved {'with' if 'priorities' in content else 'without'} prioritised replay, "
                         f"this config has policy.priority={prioritized}; set it back, or set save_replay_buffer=False "
                         f"to resume with an empty buffer")
+    if hasattr(buffer, "content_extra") != ("extra" in content):
+        raise UserError(f"{where} was saved by a {content.get('type')} buffer, this config builds a "
+                        f"{type(buffer).__name__} (policy.other.replay_buffer.type); set it back, or set "
+                        f"save_replay_buffer=False to resume with an empty buffer")
     filled = int(content["filled"])
     buffer.clear()
     if content["paths"]:
@@ -90,3 +96,5 @@ def load_buffer_content(buffer: ReplayBuffer, content: Dict[str, Any], where: st
         values = np.zeros(buffer.capacity)
         values[:filled] = content["priorities"].numpy()
         buffer._tree.set_all(values)
+    if "extra" in content:
+        buffer.load_content_extra(content["extra"])

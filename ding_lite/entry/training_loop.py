@@ -82,6 +82,10 @@ class TrainingRun(RunCheckpoints):
         self._stop_value_reached = False
         self._time: Dict[str, float] = collections.defaultdict(float)  # train, wait, ingest, publish
         self._version_iter: Dict[int, int] = {}
+        # Age of the samples trained on since the last progress line, in learner updates (train_iter at sampling minus
+        # the train_iter of the weights that collected them): [sum of batch means, batches, max].
+        self._age = [0.0, 0, 0]
+        self._age_run = [0.0, 0, 0]  # the same over the whole run (this process), for result.json
 
     # ---- start ---------------------------------------------------------------------------------------------------
     def start(self, resume_from: Optional[Tuple[str, Dict[str, Any]]], quiet: bool) -> None:
@@ -210,6 +214,7 @@ class TrainingRun(RunCheckpoints):
                 self._budget = 0
                 break
             self._budget -= n_sample
+            self._count_age(getattr(self.buffer, "last_batch_age", None))
             it = self.learner.train_iter
             if not sync and it % self.transport.weight_sync_freq == 0:
                 self._publish()
@@ -221,6 +226,19 @@ class TrainingRun(RunCheckpoints):
         if sync and attempted and self._budget < n_sample:  # also after no batch: the actors wait for a version
             self._publish()
         self._time["train_s"] += time.perf_counter() - t0 - (self._time["publish_s"] - published)
+
+    def _count_age(self, age: Optional[Tuple[float, int]]) -> None:
+        if age is not None:
+            for acc in (self._age, self._age_run):
+                acc[0] += age[0]
+                acc[1] += 1
+                acc[2] = max(acc[2], age[1])
+
+    def batch_age(self) -> Optional[Dict[str, float]]:
+        """Mean and max age (learner updates) of the samples trained on since the last call; None when none were."""
+        total, batches, oldest = self._age
+        self._age = [0.0, 0, 0]
+        return None if batches == 0 else {"batch_age_mean": total / batches, "batch_age_max": oldest}
 
     def _publish(self) -> None:
         t0 = time.perf_counter()
@@ -291,11 +309,13 @@ class TrainingRun(RunCheckpoints):
         speed = self.throughput(self.env_step, self.learner.train_iter)
         self.logger.scalars("learner", self.learner.pop_means() or {}, self.learner.train_iter, axis="train_iter")
         self.logger.scalars("speed", speed, self.env_step)
-        self.logger.scalars("buffer", {"size": len(self.buffer)}, self.env_step)
+        age = self.batch_age()
+        self.logger.scalars("buffer", {"size": len(self.buffer), **(age or {})}, self.env_step)
+        age_text = "" if age is None else f" | age {age['batch_age_mean']:.1f}/{age['batch_age_max']}"
         rates, detail, short = self.transport.progress(dt, self.env_step)
         self.logger.progress(f"env_step {self.env_step:,} | train_iter {self.learner.train_iter:,} | "
                              f"{speed['env_step_per_s']:,.0f} env steps/s{rates} | "
-                             f"{speed['train_iter_per_s']:,.1f} it/s{detail} | eval {self.eval_text()} | "
+                             f"{speed['train_iter_per_s']:,.1f} it/s{detail}{age_text} | eval {self.eval_text()} | "
                              f"{self.logger.wall_time:.1f} s", self.env_step,
                              f"train_iter {self.learner.train_iter:,}, {speed['train_iter_per_s']:,.1f} it/s{short}, "
                              f"eval {self.eval_text()}")
@@ -326,6 +346,9 @@ class TrainingRun(RunCheckpoints):
         line = explain(summary) if explain is not None else None
         if line:
             self.logger.info(line)
+        # learner updates between the weights that collected a trained-on sample and the update (this process's)
+        total, batches, oldest = self._age_run
+        summary["batch_age"] = {"mean": round(total / batches, 3), "max": oldest} if batches else None
         return self.write_result(stop_reason, **summary)
 
     def end_after(self, err: BaseException) -> BaseException:

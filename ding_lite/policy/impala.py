@@ -18,6 +18,23 @@ from .checks import check_optimizer, check_positive
 from .unroll_policy import UnrollPolicy
 
 
+def encoder_grad_norms(terms: Dict[str, torch.Tensor], params: List[torch.Tensor]) -> Dict[str, torch.Tensor]:
+    """``grad_norm_encoder_<name>``: the L2 norm of the gradient each weighted loss term alone puts on ``params``
+    (detached 0-dim tensors; the graph is kept for the update's own backward). {} without parameters."""
+    out = {}
+    for name, term in terms.items():
+        if not params:
+            break
+        if not term.requires_grad:
+            out[f"grad_norm_encoder_{name}"] = params[0].new_zeros(())
+            continue
+        grads = [g for g in torch.autograd.grad(term, params, retain_graph=True, allow_unused=True) if g is not None]
+        # a term that does not reach the encoder (a Gaussian's state-independent sigma in the entropy) puts 0 on it
+        out[f"grad_norm_encoder_{name}"] = (torch.sqrt(sum(g.pow(2).sum() for g in grads)) if grads
+                                            else params[0].new_zeros(()))
+    return out
+
+
 @POLICY_REGISTRY.register("impala")
 class IMPALAPolicy(UnrollPolicy):
     """IMPALA with V-trace targets for discrete, continuous (Gaussian) and multi-discrete action spaces."""
@@ -70,10 +87,18 @@ class IMPALAPolicy(UnrollPolicy):
             # about 2.2x the updates/s of the Nature-conv Atari learner on a CPU with AMX (docs/atari.md#learner-speed);
             # bfloat16's 8-bit mantissa changes the numbers, so what it does to learning is measured apart.
             autocast=None,
+            # (int) Every this many updates, the gradient norm that each loss term alone puts on the actor's encoder
+            # (the shared one with model.share_encoder) is logged as grad_norm_encoder_<term> (policy, value,
+            # entropy, kl): which term drives the features. One extra backward pass per term then; 0: off.
+            encoder_grad_norm_freq=100,
         ),
         collect=dict(n_sample=16),
         other=dict(
-            replay_buffer=dict(replay_buffer_size=1000, max_use=16),
+            # The learner works through the unrolls oldest first, each used max_use times ('fifo', data/fifo.py): with
+            # n_sample * max_use = update_per_collect * batch_size (16 x 4 = 4 x 16) a serial run trains each unroll in
+            # the 4 updates after its collection. type='columnar' samples uniformly with replacement from up to
+            # replay_buffer_size unrolls instead (the replay of off-policy learners: older data, reused more).
+            replay_buffer=dict(type="fifo", replay_buffer_size=256, max_use=4),
         ),
     )
 
@@ -89,6 +114,9 @@ class IMPALAPolicy(UnrollPolicy):
         if learn.autocast is not None and learn.autocast not in AUTOCAST_DTYPES:
             raise ConfigError(f"{path}.learn.autocast={learn.autocast!r}: must be None (float32) or one of "
                               f"{', '.join(repr(d) for d in AUTOCAST_DTYPES)}")
+        freq = learn.encoder_grad_norm_freq
+        if isinstance(freq, bool) or not isinstance(freq, int) or freq < 0:
+            raise ConfigError(f"{path}.learn.encoder_grad_norm_freq={freq!r}: must be an int >= 0 (updates; 0: off)")
         if isinstance(learn.kl_weight, bool) or not isinstance(learn.kl_weight, (int, float)) or \
                 not 0 <= learn.kl_weight < float("inf"):
             raise ConfigError(f"{path}.learn.kl_weight={learn.kl_weight!r}: must be a number >= 0 (0: no KL penalty)")
@@ -104,6 +132,9 @@ class IMPALAPolicy(UnrollPolicy):
         self._optimizer = make_optimizer(learn.optim, self._params, learn.learning_rate)
         self._grad_clip = GradClipper(learn.grad_clip_type, learn.clip_value)
         self._gamma = learn.discount_factor
+        encoder = getattr(self._model, "actor_encoder", None)
+        self._encoder_params = [] if encoder is None else [p for p in encoder.parameters() if p.requires_grad]
+        self._updates = 0
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, Any]:
         """One V-trace update on a batch of unrolls; ``data`` leaves are ``(B, T, ...)`` as sampled. Returns 0-dim
@@ -123,7 +154,8 @@ class IMPALAPolicy(UnrollPolicy):
         target_log_prob = target_dist.log_prob(action)
         with torch.no_grad():
             behaviour_log_prob = behaviour_dist.log_prob(action)
-            log_rhos = target_log_prob - behaviour_log_prob
+            vtrace_log_prob = self._vtrace_log_prob(batch, target_log_prob)
+            log_rhos = vtrace_log_prob - behaviour_log_prob
             # The cut after an episode end (discount 0), and through a truncation r_t + gamma V(final_obs_t).
             reward = data["reward"] + self._gamma * batch.final_values(value)
             discounts = self._gamma * (~batch.done).float()
@@ -135,14 +167,20 @@ class IMPALAPolicy(UnrollPolicy):
         pg_advantages = vtrace.pg_advantages
         if learn.normalize_advantage:
             pg_advantages = normalized_advantages(pg_advantages)
-        policy_loss, policy_info = self._policy_loss(target_log_prob, behaviour_log_prob, pg_advantages)
+        policy_loss, policy_info = self._policy_loss(target_log_prob, behaviour_log_prob, pg_advantages,
+                                                     vtrace_log_prob)
         value_loss = (values - vtrace.vs).pow(2).mean()
         entropy = target_dist.entropy().mean()
         total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
         kl_behaviour = None
+        terms = {"policy": policy_loss, "value": learn.value_weight * value_loss,
+                 "entropy": -learn.entropy_weight * entropy}
         if learn.kl_weight:  # KL(mu || pi), the behaviour policy's logits being data (no gradient)
             kl_behaviour = kl(behaviour_dist, target_dist).mean()
             total_loss = total_loss + learn.kl_weight * kl_behaviour
+            terms["kl"] = learn.kl_weight * kl_behaviour
+        freq, self._updates = learn.encoder_grad_norm_freq, self._updates + 1
+        probe = encoder_grad_norms(terms, self._encoder_params) if freq and self._updates % freq == 1 % freq else {}
         self._optimizer.zero_grad(set_to_none=True)
         total_loss.backward()
         grad_norm = self._grad_clip(self._params)
@@ -157,19 +195,38 @@ class IMPALAPolicy(UnrollPolicy):
             "grad_norm": grad_norm,
             **policy_info,
             **({} if kl_behaviour is None else {"kl_behaviour": kl_behaviour.detach()}),
+            **probe,
         }
 
+    def _state_dict_learn(self) -> Dict[str, Any]:
+        # the update count: when the next encoder gradient norms (and APPO's target-network copy) are due
+        return {**super()._state_dict_learn(), "updates": self._updates}
+
+    def _load_state_dict_learn(self, state: Dict[str, Any]) -> None:
+        super()._load_state_dict_learn(state)
+        self._updates = int(state.get("updates", 0))  # 0 in checkpoints written before it was saved
+
+    def _vtrace_log_prob(self, batch: Any, target_log_prob: torch.Tensor) -> torch.Tensor:
+        """(T, B) log-probabilities of the taken actions under V-trace's target policy, no gradient: IMPALA's is pi,
+        the policy being trained; APPO's a target network (:mod:`ding_lite.policy.appo`)."""
+        return target_log_prob.detach()
+
     def _policy_loss(self, target_log_prob: torch.Tensor, behaviour_log_prob: torch.Tensor,
-                     pg_advantages: torch.Tensor) -> Tuple[torch.Tensor, Dict[str, torch.Tensor]]:
+                     pg_advantages: torch.Tensor,
+                     vtrace_log_prob: torch.Tensor) -> Tuple[torch.Tensor, Dict[str, torch.Tensor]]:
         """The policy-gradient term of the loss, to minimise, and extra 0-dim values to log (detached).
 
         IMPALA's is -mean(log pi(a_t|x_t) * pg_advantages_t): its gradient is V-trace's off-policy policy gradient.
         ``target_log_prob`` (T, B) log pi, differentiable; ``behaviour_log_prob`` (T, B) log mu of the behaviour policy
         that collected the unroll (no gradient); ``pg_advantages`` (T, B), detached (normalised under
-        ``learn.normalize_advantage``). APPO overrides this with PPO's clipped surrogate (:mod:`ding_lite.policy.appo`)."""
+        ``learn.normalize_advantage``); ``vtrace_log_prob`` (T, B) V-trace's target policy's (``_vtrace_log_prob``).
+        APPO overrides this with PPO's clipped surrogate (:mod:`ding_lite.policy.appo`)."""
         return -(target_log_prob * pg_advantages).mean(), {}
 
     def _monitor_vars_learn(self) -> List[str]:
-        logged_kl = ["kl_behaviour"] if self._cfg.learn.kl_weight else []
+        learn = self._cfg.learn
+        logged_kl = ["kl_behaviour"] if learn.kl_weight else []
+        terms = ("policy", "value", "entropy", *(["kl"] if learn.kl_weight else []))
+        probed = [f"grad_norm_encoder_{t}" for t in terms] if learn.encoder_grad_norm_freq else []
         return super()._monitor_vars_learn() + ["policy_loss", "value_loss", "entropy_loss", "rho_mean", "grad_norm",
-                                                *logged_kl]
+                                                *logged_kl, *probed]

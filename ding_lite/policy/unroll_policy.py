@@ -293,13 +293,16 @@ class UnrollPolicy(Policy):
             action = torch.where(explore.view(-1, *[1] * (action.dim() - 1)), random, action)
         return action
 
-    def _forward_unroll(self, batch: UnrollBatch, mode: str = "compute_actor_critic") -> Dict[str, Any]:
-        """The learner's one pass of the model over ``batch.model_in``; a recurrent core replays the unrolls from
-        their stored initial states (``data['core_state']``) with resets at episode ends."""
+    def _forward_unroll(self, batch: UnrollBatch, mode: str = "compute_actor_critic",
+                        model: Optional[torch.nn.Module] = None) -> Dict[str, Any]:
+        """The learner's one pass of the model (or of ``model``, e.g. a target network) over ``batch.model_in``; a
+        recurrent core replays the unrolls from their stored initial states (``data['core_state']``) with resets at
+        episode ends."""
+        model = self._model if model is None else model
         if not self._recurrent:
-            return self._model(batch.model_in, mode=mode)
-        return self._model.forward_unroll(batch.model_in, batch.data["core_state"][0], batch.done,
-                                          batch.extra_state_index, mode=mode)
+            return model(batch.model_in, mode=mode)
+        return model.forward_unroll(batch.model_in, batch.data["core_state"][0], batch.done,
+                                    batch.extra_state_index, mode=mode)
 
     # ---- learn prelude -----------------------------------------------------------------------------------------
     def _unroll_batch(self, data: Dict[str, Any]) -> UnrollBatch:

@@ -13,5 +13,5 @@ from .sac import (
     mixed_joint_log_prob, sac_alpha_loss, sac_alpha_loss_from_entropy, clamp_log_alpha_, continuous_target_entropy,
     discrete_target_entropy
 )
-from .ppo import (GAEReturns, PPOPolicyLoss, gae, gae_next_value_rows, normalized_advantages, ppo_policy_loss,
-                  ppo_value_loss, weighted_mean)
+from .ppo import (GAEReturns, PPOPolicyLoss, gae, gae_next_value_rows, impact_old_log_prob, normalized_advantages,
+                  ppo_policy_loss, ppo_value_loss, weighted_mean)

@@ -17,7 +17,8 @@ and the targets R_t = A_t + V(s_t) (the TD(lambda) returns).
 
 APPO (RLlib's asynchronous PPO) needs nothing more: :func:`ding_lite.rl_utils.from_importance_weights` gives the
 V-trace targets ``vs`` and advantages ``pg_advantages``; :func:`ppo_policy_loss` with ``logp_old`` the *behaviour*
-policy's log-probabilities (r_t = pi / mu) and ``advantages=pg_advantages`` is the clipped surrogate;
+policy's log-probabilities (r_t = pi / mu) and ``advantages=pg_advantages`` is the clipped surrogate (with a target
+network, ``logp_old`` is :func:`impact_old_log_prob`'s);
 :func:`ppo_value_loss` against ``vs``; the KL term against the behaviour policy is
 ``weighted_mean(ding_lite.torch_utils.kl(behaviour_dist, dist), weights)``. With pi == mu, lambda_ = 1 and no
 clipping, ``pg_advantages`` equals :func:`gae`'s advantages with lambda_ = 1 (the tests check it).
@@ -32,6 +33,7 @@ at t = T-1. Where it is cut, V(s_{t+1}) is 0 after a termination (the value afte
 ``next_values_t`` otherwise: V(final_obs_t) after a truncation (the episode could have gone on; the next row of the
 unroll already holds the reset observation) and V(x_T) at t = T-1. A step both terminated and truncated is terminated.
 """
+import math
 from collections import namedtuple
 from typing import Optional
 
@@ -152,6 +154,27 @@ def ppo_policy_loss(
         clip_fraction = weighted_mean(clipped, weights)
         approx_kl = weighted_mean((ratio - 1.0) - log_ratio, weights)
     return PPOPolicyLoss(loss=loss, clip_fraction=clip_fraction, approx_kl=approx_kl)
+
+
+def impact_old_log_prob(logp_behaviour: torch.Tensor, logp_target: torch.Tensor,
+                        max_is_ratio: float = 2.0) -> torch.Tensor:
+    """The log pi_old that makes PPO's ratio APPO's (IMPACT's, Luo et al. 2020, in RLlib's form) with a target network.
+
+    APPO's surrogate ratio is r = min(mu / pi_target, max_is_ratio) * pi / mu: the ratio pi / pi_target against a
+    slowly updated target network, with the importance weight of the behaviour policy mu over it clipped. Written
+    as pi / pi_old, log pi_old = log mu - min(log mu - log pi_target, log max_is_ratio)
+    = max(log pi_target, log mu - log max_is_ratio), so :func:`ppo_policy_loss` with it is APPO's loss.
+
+    Arguments:
+        - logp_behaviour: (T, B, ...) log mu(a|s) of the behaviour policy that collected the step.
+        - logp_target: same shape, log pi_target(a|s) under the target network.
+        - max_is_ratio: the clip of mu / pi_target (RLlib: 2).
+    Returns:
+        (T, B, ...) log pi_old, detached.
+    """
+    if not max_is_ratio > 0:
+        raise ValueError(f"max_is_ratio must be > 0, got {max_is_ratio}")
+    return torch.maximum(logp_target, logp_behaviour - math.log(max_is_ratio)).detach()
 
 
 def ppo_value_loss(

@@ -72,6 +72,7 @@ class Learner(Configurable):
         self._set_counters = getattr(policy, "set_counters", None)  # None: constant learning rates
         self.check_finite = check_finite
         self._sums: Dict[str, float] = defaultdict(float)
+        self._counts: Dict[str, int] = defaultdict(int)  # a scalar may be returned by some updates only
         self._count = 0
 
     def train(self, batch: Dict, env_step: Optional[int] = None) -> Dict[str, Any]:
@@ -94,6 +95,7 @@ class Learner(Configurable):
             self._raise_if_non_finite(keys, values)
         for key, value in zip(keys[:n_monitored], values):
             self._sums[key] += value
+            self._counts[key] += 1
         self._count += 1
         return info
 
@@ -109,9 +111,10 @@ class Learner(Configurable):
             f"this check off")
 
     def pop_means(self) -> Optional[Dict[str, float]]:
-        """Means of the monitored scalars since the last call (None if no update ran)."""
+        """Means of the monitored scalars since the last call, each over the updates that returned it (None if no
+        update ran)."""
         if not self._count:
             return None
-        means = {k: v / self._count for k, v in self._sums.items()}
-        self._sums, self._count = defaultdict(float), 0
+        means = {k: v / self._counts[k] for k, v in self._sums.items()}
+        self._sums, self._counts, self._count = defaultdict(float), defaultdict(int), 0
         return means

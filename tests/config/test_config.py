@@ -60,17 +60,18 @@ def test_layering_order():
     cfg = compile_config((MAIN, CREATE))
     assert isinstance(cfg, EasyDict)
     assert cfg.policy.type == "impala" and cfg.env.type == "gym" and cfg.env.manager.type == "base"
-    assert cfg.policy.model.type == "vac" and cfg.policy.other.replay_buffer.type == "columnar"
+    # the model and the buffer types the policy declares (IMPALA's default data flow is the 'fifo' buffer)
+    assert cfg.policy.model.type == "vac" and cfg.policy.other.replay_buffer.type == "fifo"
     # 1. policy defaults: IMPALA's own over the Policy base class; the model's signature defaults under policy.model.
     assert cfg.policy.learn.batch_size == 16 and cfg.policy.unroll_len == 32
     assert cfg.policy.model.encoder_hidden_size_list == [128, 128]  # a tuple in VAC's signature
     assert cfg.policy.model.obs_shape is None and cfg.policy.model.action_space is None  # filled from the env later
     # 2. env and manager defaults.
     assert cfg.env.kwargs == {} and cfg.env.max_episode_steps is None
-    # 3. worker and buffer defaults, under the policy's own: IMPALA's max_use=16 beats the buffer's inf.
+    # 3. worker and buffer defaults, under the policy's own: IMPALA's max_use=4 beats the fifo buffer's 1.
     assert cfg.policy.eval.evaluator.eval_freq == 1000
     assert cfg.policy.learn.learner.hook.log_show_after_iter == 100
-    assert cfg.policy.other.replay_buffer.max_use == 16 and cfg.policy.other.replay_buffer.max_staleness == math.inf
+    assert cfg.policy.other.replay_buffer.max_use == 4 and cfg.policy.other.replay_buffer.max_staleness == math.inf
     # 4. the user's config beats the policy default; env keys too.
     assert cfg.policy.learn.learning_rate == 1e-3 and cfg.env.collector_env_num == 2
     assert cfg.exp_name == "t" and cfg.seed == 0
@@ -191,12 +192,17 @@ def test_non_finite_in_main_config_is_refused():
 
 
 def test_inf_is_accepted_where_the_default_is_inf():
-    # max_use: IMPALA's default 16 shadows the buffer's inf; max_staleness and parallel.max_staleness default to inf.
-    cfg = compile_config(MAIN, CREATE, ["policy.other.replay_buffer.max_use=inf", "parallel.max_staleness=inf",
+    # max_use: IMPALA's default 4 shadows the buffer's inf; max_staleness and parallel.max_staleness default to inf.
+    cfg = compile_config(MAIN, CREATE, ["policy.other.replay_buffer.type=columnar",
+                                        "policy.other.replay_buffer.max_use=inf", "parallel.max_staleness=inf",
                                         "policy.other.replay_buffer.max_staleness=inf"])
     assert cfg.policy.other.replay_buffer.max_use == math.inf and cfg.parallel.max_staleness == math.inf
-    cfg = compile_config(main(policy=dict(other=dict(replay_buffer=dict(max_use=float("inf"))))), CREATE)
+    cfg = compile_config(main(policy=dict(other=dict(replay_buffer=dict(type="columnar", max_use=float("inf"))))),
+                         CREATE)
     assert cfg.policy.other.replay_buffer.max_use == math.inf
+    # IMPALA's default 'fifo' buffer trains on each sample max_use times: inf is refused, naming the way out
+    assert "max_use=inf: the 'fifo' buffer trains on each sample max_use times" in \
+        error(MAIN, CREATE, ["policy.other.replay_buffer.max_use=inf"])
 
 
 def test_unknown_policy_type_lists_registered_names():
@@ -374,7 +380,8 @@ def test_read_config_file_with_sibling_import(tmp_path):
 
 
 def test_save_round_trip_with_inf(tmp_path):
-    cfg = compile_config(MAIN, CREATE, ["policy.other.replay_buffer.max_use=inf", "env.kwargs.x=(1, 2)",
+    cfg = compile_config(MAIN, CREATE, ["policy.other.replay_buffer.type=columnar",
+                                        "policy.other.replay_buffer.max_use=inf", "env.kwargs.x=(1, 2)",
                                         "policy.model.encoder_hidden_size_list=(32,)", "parallel.max_staleness=inf"],
                          save_path=str(tmp_path))
     cfg.env.kwargs.long = list(range(80))  # wrapped over several lines in the file
@@ -455,9 +462,9 @@ def test_user_env_buffer_and_kwargs_model(registry_cleanup):
     assert cfg.env.type == "cfg_test_env" and cfg.env.difficulty == 3 and cfg.env.options == dict(anything=1)
     assert cfg.policy.model == dict(type="cfg_test_model", import_names=[], obs_shape=None, action_shape=None,
                                     hidden=[4], whatever=2)
-    # The policy's replay_buffer section (IMPALA: size 1000, max_use 16) still sits above the buffer's defaults.
-    assert cfg.policy.other.replay_buffer == dict(type="cfg_test_buffer", import_names=[], replay_buffer_size=1000,
-                                                  alpha=0.5, max_use=16)
+    # The policy's replay_buffer section (IMPALA: size 256, max_use 4) still sits above the buffer's defaults.
+    assert cfg.policy.other.replay_buffer == dict(type="cfg_test_buffer", import_names=[], replay_buffer_size=256,
+                                                  alpha=0.5, max_use=4)
     assert error(main(env=dict(dificulty=3)), create) == "env.dificulty: unknown key; did you mean env.difficulty?"
 
 

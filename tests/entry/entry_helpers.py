@@ -21,7 +21,7 @@ SMALL = ["--set", "env.collector_env_num=2", "--set", "env.evaluator_env_num=1",
 SMALL_DICT = {"env.collector_env_num": 2, "env.evaluator_env_num": 1, "env.n_evaluator_episode": 1}
 EVAL_HEADER = ["train_iter", "env_step", "wall_time", "return_mean", "return_std", "return_min", "return_max",
                "episodes"]
-RESULT_KEYS = {"stop_reason", "env_step", "train_iter", "best_return", "final_return", "wall_time"}
+RESULT_KEYS = {"stop_reason", "env_step", "train_iter", "best_return", "final_return", "wall_time", "batch_age"}
 
 
 class Cli:

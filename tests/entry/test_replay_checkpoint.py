@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from ding_lite.data import ReplayBuffer
+from ding_lite.data import FIFOBuffer, ReplayBuffer
 from ding_lite.data.buffer_io import buffer_content, load_buffer_content
 from ding_lite.data.prioritized import PrioritizedReplayBuffer
 from ding_lite.utils import UserError
@@ -23,13 +23,15 @@ def data(ids):
             "frame": (ids % 256).to(torch.uint8).view(-1, 1, 1).repeat(1, 4, 4)}
 
 
-@pytest.mark.parametrize("prioritized", [False, True])
-def test_content_round_trips_and_sampling_continues_identically(prioritized, tmp_path):
+@pytest.mark.parametrize("kind", ["columnar", "prioritized", "fifo"])
+def test_content_round_trips_and_sampling_continues_identically(kind, tmp_path):
+    prioritized = kind == "prioritized"
+
     def make():
         kw = dict(max_use=3, max_staleness=50)
         if prioritized:
             return PrioritizedReplayBuffer(dict(replay_buffer_size=40, **kw), seed=7, IS_weight=True)
-        return ReplayBuffer(dict(replay_buffer_size=40, **kw), seed=7)
+        return (FIFOBuffer if kind == "fifo" else ReplayBuffer)(dict(replay_buffer_size=40, **kw), seed=7)
 
     a = make()
     for i in range(6):  # wraps the ring; some items used up
@@ -43,6 +45,8 @@ def test_content_round_trips_and_sampling_continues_identically(prioritized, tmp
     load_buffer_content(b, torch.load(path, weights_only=True))
     assert len(a) == len(b) and a.stats() == b.stats()
     assert np.array_equal(a._live[:len(a)], b._live[:len(b)])
+    if kind == "fifo":  # the queue of uses still to make, in its order
+        assert a.queued() == b.queued() > 0
     if prioritized:
         assert np.array_equal(a.priorities(), b.priorities())
     for it in range(6, 12):  # the same draws from the same items, removals included
@@ -61,6 +65,8 @@ def test_content_of_another_capacity_or_priority_setting_is_refused():
         load_buffer_content(ReplayBuffer(dict(replay_buffer_size=11)), buffer_content(a))
     with pytest.raises(UserError, match="prioritised"):
         load_buffer_content(PrioritizedReplayBuffer(dict(replay_buffer_size=10)), buffer_content(a))
+    with pytest.raises(UserError, match="saved by a ReplayBuffer buffer, this config builds a FIFOBuffer"):
+        load_buffer_content(FIFOBuffer(dict(replay_buffer_size=10, max_use=2)), buffer_content(a))
 
 
 @pytest.mark.slow

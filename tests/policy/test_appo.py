@@ -1,6 +1,8 @@
-"""APPOPolicy: IMPALA with PPO's clipped surrogate on V-trace's advantages, the ratio taken against the behaviour
-policy. Its policy loss against ppo_policy_loss on independently computed V-trace advantages, its gradient against
-IMPALA's on-policy, the zero gradient past the clip range, and the config checks."""
+"""APPOPolicy: IMPALA with PPO's clipped surrogate on V-trace's advantages, the ratio taken against a target network
+(RLlib's APPO) or, with target_update_freq=0, against the behaviour policy. Its policy loss against ppo_policy_loss on
+independently computed V-trace advantages, the target network's ratio against RLlib's formula written out, when the
+target network is refreshed, its gradient against IMPALA's on-policy, the zero gradient past the clip range, and the
+config checks."""
 import copy
 
 import pytest
@@ -8,7 +10,7 @@ import torch
 
 from ding_lite.config import compile_config
 from ding_lite.policy import APPOPolicy, IMPALAPolicy
-from ding_lite.rl_utils import from_importance_weights, ppo_policy_loss
+from ding_lite.rl_utils import from_importance_weights, impact_old_log_prob, ppo_policy_loss
 from ding_lite.torch_utils import make_dist
 from ding_lite.utils import ConfigError
 
@@ -17,10 +19,11 @@ from test_impala import GAMMA, OBS_DIM, make_cfg, random_batch, value_of
 LINEAR = dict(encoder_hidden_size_list=[], actor_head_layer_num=0, critic_head_layer_num=0)
 
 
-def make_appo(seed=0, clip_ratio=0.2, normalize_advantage=False, kl_weight=0.0, **kw):
+def make_appo(seed=0, clip_ratio=0.2, normalize_advantage=False, kl_weight=0.0, target_update_freq=0, **kw):
     cfg = make_cfg("discrete", **kw)
     cfg.policy.type = "appo"
-    cfg.policy.learn.update(clip_ratio=clip_ratio, normalize_advantage=normalize_advantage, kl_weight=kl_weight)
+    cfg.policy.learn.update(clip_ratio=clip_ratio, normalize_advantage=normalize_advantage, kl_weight=kl_weight,
+                            target_update_freq=target_update_freq)
     torch.manual_seed(seed)
     return APPOPolicy(cfg.policy)
 
@@ -89,7 +92,7 @@ def test_off_policy_gradient_is_ratio_weighted_and_zero_past_the_clip():
     behaviour_lp = torch.log(torch.tensor([0.5, 0.5, 0.01, 0.01, 0.9]))
     target_lp = torch.log(torch.tensor([0.55, 0.45, 0.5, 0.5, 0.1])).requires_grad_()
     adv = torch.tensor([1.0, -2.0, 3.0, -1.0, -0.5])
-    loss, info = policy._policy_loss(target_lp, behaviour_lp, adv)
+    loss, info = policy._policy_loss(target_lp, behaviour_lp, adv, target_lp.detach())
     (grad,) = torch.autograd.grad(loss, target_lp)
     ratio = (target_lp - behaviour_lp).exp().detach()
     expected = -ratio * adv / 5
@@ -98,8 +101,8 @@ def test_off_policy_gradient_is_ratio_weighted_and_zero_past_the_clip():
     torch.testing.assert_close(grad, expected)
     assert float(info["clip_fraction"]) == pytest.approx(3 / 5)
     # IMPALA's term on the same numbers: -A / N, whatever the ratio
-    (impala_grad,) = torch.autograd.grad(IMPALAPolicy._policy_loss(policy, target_lp, behaviour_lp, adv)[0],
-                                         target_lp)
+    (impala_grad,) = torch.autograd.grad(
+        IMPALAPolicy._policy_loss(policy, target_lp, behaviour_lp, adv, target_lp.detach())[0], target_lp)
     torch.testing.assert_close(impala_grad, -adv / 5)
 
 
@@ -130,8 +133,10 @@ def test_defaults_inherit_impala_and_add_the_clip():
     cfg = compile_appo()
     impala = compile_config(dict(env=dict(env_id="CartPole-v1")), dict(policy=dict(type="impala")))
     assert cfg.policy.type == "appo"
-    assert (cfg.policy.learn.clip_ratio, cfg.policy.learn.kl_weight, cfg.policy.learn.normalize_advantage) == \
-        (0.2, 1.0, False)
+    # RLlib APPO's: clip 0.4, no KL term, a target network (refreshed once per collection of the default schedule)
+    learn = cfg.policy.learn
+    assert (learn.clip_ratio, learn.kl_weight, learn.normalize_advantage) == (0.4, 0.0, False)
+    assert learn.target_update_freq == learn.update_per_collect
     # asynchronous like IMPALA: the same replay (unrolls reused max_use times) and update schedule
     assert cfg.policy.other.replay_buffer == impala.policy.other.replay_buffer
     assert cfg.policy.learn.update_per_collect == impala.policy.learn.update_per_collect
@@ -145,7 +150,74 @@ def test_defaults_inherit_impala_and_add_the_clip():
     (dict(learn=dict(clip_ratio=-0.2)), "clip_ratio=-0.2"),
     (dict(learn=dict(kl_weight=-1.0)), "kl_weight"),
     (dict(learn=dict(lambda_=1.5)), "lambda_"),
+    (dict(learn=dict(target_update_freq=-1)), "target_update_freq=-1"),
+    (dict(learn=dict(target_update_freq=1.5)), "target_update_freq=1.5"),
 ])
 def test_config_errors(policy, match):
     with pytest.raises(ConfigError, match=match):
         compile_appo(**policy)
+
+
+# ------------------------------------------------------------------------------------------- the target network
+def rllib_ratio(logp_pi, logp_mu, logp_target, max_is_ratio=2.0):
+    """RLlib's APPO ratio written out: clip(mu / pi_target, 0, max) * pi / mu."""
+    is_ratio = torch.clamp(torch.exp(logp_mu - logp_target), 0.0, max_is_ratio)
+    return is_ratio * torch.exp(logp_pi - logp_mu)
+
+
+def test_impact_old_log_prob_makes_ppos_ratio_rllibs():
+    g = torch.Generator().manual_seed(0)
+    logp_pi, logp_mu, logp_target = (torch.log_softmax(torch.randn(64, 4, generator=g) * 2, -1)[:, 0]
+                                     for _ in range(3))
+    old = impact_old_log_prob(logp_mu, logp_target)
+    torch.testing.assert_close(torch.exp(logp_pi - old), rllib_ratio(logp_pi, logp_mu, logp_target))
+    assert (logp_mu - logp_target > torch.log(torch.tensor(2.0))).any()  # the clip binds on some rows
+    with pytest.raises(ValueError, match="max_is_ratio"):
+        impact_old_log_prob(logp_mu, logp_target, 0.0)
+
+
+def test_with_a_target_network_vtrace_and_the_ratio_use_it():
+    """target_update_freq=3: the first update copies the model into the target network; the second update's loss is
+    the clipped surrogate with RLlib's ratio against those (older) weights, and V-trace's rhos are pi_target / mu."""
+    policy = make_appo(clip_ratio=0.1, target_update_freq=3)
+    B, T = 3, 5
+    batch = random_batch(policy, B, T, seed=1)
+    initial = copy.deepcopy(policy.model)
+    policy.learn_mode.forward(copy.deepcopy(batch))  # update 1: refresh, then train
+    assert any(not torch.equal(p, q) for p, q in zip(policy.model.parameters(), initial.parameters()))
+
+    def log_prob(model):
+        with torch.no_grad():
+            logit = model(batch["obs"].reshape(-1, OBS_DIM), mode="compute_actor")["logit"].view(B, T, 2)
+        return make_dist("discrete", logit).log_prob(batch["action"]).T  # (T, B)
+
+    pi_lp, target_lp = log_prob(policy.model), log_prob(initial)
+    behaviour_lp = make_dist("discrete", batch["logit"]).log_prob(batch["action"]).T
+    values, bootstrap = value_of(policy, batch["obs"]).T, value_of(policy, batch["next_obs"][:, -1])
+    vtrace = from_importance_weights(target_lp - behaviour_lp, torch.full((T, B), GAMMA), batch["reward"].T, values,
+                                     bootstrap, clip_rho_threshold=1.0, clip_pg_rho_threshold=1.0,
+                                     clip_c_threshold=1.0, lambda_=1.0)
+    ratio = rllib_ratio(pi_lp, behaviour_lp, target_lp)
+    adv = vtrace.pg_advantages
+    expected = -torch.minimum(ratio * adv, ratio.clamp(0.9, 1.1) * adv).mean()
+    info = policy.learn_mode.forward(copy.deepcopy(batch))  # update 2: the target network of update 1
+    torch.testing.assert_close(info["policy_loss"], expected, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(info["rho_mean"], (target_lp - behaviour_lp).exp().mean(), rtol=1e-5, atol=1e-6)
+    policy.learn_mode.forward(copy.deepcopy(batch))  # update 3: still the old copy
+    for p, q in zip(policy._target_model.parameters(), initial.parameters()):
+        assert torch.equal(p, q)
+    before_4 = copy.deepcopy(policy.model)
+    policy.learn_mode.forward(copy.deepcopy(batch))  # update 4: refreshed from the weights after update 3
+    for p, q in zip(policy._target_model.parameters(), before_4.parameters()):
+        assert torch.equal(p, q)
+
+
+def test_the_target_network_and_its_schedule_are_checkpointed():
+    a, b = make_appo(target_update_freq=3, seed=0), make_appo(target_update_freq=3, seed=1)
+    batch = random_batch(a, 3, 4, seed=2)
+    for _ in range(2):
+        a.learn_mode.forward(copy.deepcopy(batch))
+    b.learn_mode.load_state_dict(copy.deepcopy(a.learn_mode.state_dict()))
+    for _ in range(3):  # across the next refresh (update 4)
+        out_a, out_b = (p.learn_mode.forward(copy.deepcopy(batch)) for p in (a, b))
+        assert out_a == out_b

@@ -505,3 +505,27 @@ def test_learns_multi_discrete_targets(one_thread):
     assert n_updates > 100
     action = policy.eval_mode.forward(torch.eye(OBS_DIM))["action"]
     assert action.tolist() == [[0, 0], [1, 1], [2, 0]]
+
+
+def test_encoder_grad_norms_are_each_terms_own_gradient_on_the_encoder():
+    from ding_lite.policy.impala import encoder_grad_norms
+    w = torch.tensor([1.0, -2.0], requires_grad=True)
+    other = torch.tensor(3.0, requires_grad=True)
+    terms = {"a": (w ** 2).sum(), "b": 3 * w[0] + other, "c": other * 2}  # grads on w: 2w, (3, 0), none
+    out = encoder_grad_norms(terms, [w])
+    torch.testing.assert_close(out["grad_norm_encoder_a"], torch.tensor(20.0).sqrt())
+    torch.testing.assert_close(out["grad_norm_encoder_b"], torch.tensor(3.0))
+    assert float(out["grad_norm_encoder_c"]) == 0.0  # does not reach the encoder
+    sum(terms.values()).backward()  # the graph is kept for the update's own backward
+    torch.testing.assert_close(w.grad, 2 * w.detach() + torch.tensor([3.0, 0.0]))
+
+
+def test_encoder_grad_norms_are_logged_every_encoder_grad_norm_freq_updates():
+    policy = make_policy("discrete", encoder_grad_norm_freq=2)
+    batch = random_batch(policy, 3, 4)
+    probed = ["grad_norm_encoder_policy", "grad_norm_encoder_value", "grad_norm_encoder_entropy"]
+    seen = [set(probed) <= set(policy.learn_mode.forward(copy.deepcopy(batch))) for _ in range(4)]
+    assert seen == [True, False, True, False]
+    assert set(probed) <= set(policy.learn_mode.monitor_vars())
+    off = make_policy("discrete", encoder_grad_norm_freq=0)
+    assert not set(probed) & set(off.learn_mode.forward(copy.deepcopy(batch)))

@@ -152,14 +152,16 @@ def test_an_infinite_gradient_with_a_finite_loss_is_caught_as_grad_norm(log_grad
 
 # --------------------------------------------------------------------------------------------- finite training
 def reference_means(policy, batches):
-    """What the learner logged before the check existed: ``float(info[key])`` per monitored key, averaged."""
-    sums = {}
+    """``float(info[key])`` per monitored key, averaged over the updates that returned it (IMPALA's encoder gradient
+    norms come every encoder_grad_norm_freq updates)."""
+    sums, counts = {}, {}
     for batch in batches:
         info = policy.learn_mode.forward(batch)
         for key in policy.learn_mode.monitor_vars():
             if key in info:
                 sums[key] = sums.get(key, 0.0) + float(info[key])
-    return {k: v / len(batches) for k, v in sums.items()}
+                counts[key] = counts.get(key, 0) + 1
+    return {k: v / counts[k] for k, v in sums.items()}
 
 
 @pytest.mark.parametrize("check_finite", [True, False])
@@ -177,6 +179,24 @@ def test_finite_training_logs_the_same_means_as_before(kind, check_finite):
     assert means == expected
     assert "grad_norm" in means and means["grad_norm"] > 0
     assert learner.pop_means() is None and learner.train_iter == len(batches)
+
+
+def test_a_scalar_some_updates_return_is_averaged_over_those_updates():
+    class EveryOther:
+        def __init__(self):
+            self.n = 0
+
+        def monitor_vars(self):
+            return ["loss", "probe"]
+
+        def forward(self, batch):
+            self.n += 1
+            return {"loss": float(self.n), **({"probe": 10.0 * self.n} if self.n % 2 else {})}
+
+    learner = Learner(EveryOther(), check_finite=False)
+    for _ in range(4):
+        learner.train({})
+    assert learner.pop_means() == {"loss": 2.5, "probe": 20.0}  # probe: (10 + 30) / 2, not / 4
 
 
 def test_check_finite_false_trains_on():

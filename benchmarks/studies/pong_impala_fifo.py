@@ -1,0 +1,30 @@
+"""Does IMPALA leave Pong's flat start sooner on fresh data? A suite file for benchmarks/learning_suite.py.
+
+Issue 71's hypotheses, each a 600k-env-step pilot of ``pong_impala.py`` on seed 10 (not one of the atari suites'
+seeds 0-2), envpool, one core each, two at a time; the read-out is the collector's (reward-clipped) return slope and
+the policy's entropy (ln 6 = 1.79 is uniform over Pong's actions), not the 2-episode evaluations.
+
+1. ``fifo_b16``: the data flow. The 'fifo' buffer (each unroll trained on exactly ``max_use`` = 2 times, in the 4
+   updates after its collection: batch age 0-3 updates) with batches of 16 unrolls x 4 updates per 32 new unrolls,
+   the loss as shipped. The same batches with the replay buffer (uniform with replacement among up to 2,000 unrolls,
+   pong_impala_entropy.py's ``batch_16``) left the flat start at about 1.0M env steps.
+2. ``fifo_b16_balance``: the loss balance on top: the value term 0.25 x MSE (``value_weight`` 0.25 on the mean
+   squared error, as the IMPALA paper's code, RLlib and CleanRL weigh it) and V-trace's advantages normalised per
+   batch (``normalize_advantage``), with the entropy weight 0.01 then on the same scale as CleanRL's.
+
+    python benchmarks/learning_suite.py benchmarks/studies/pong_impala_fifo.py --jobs 2 \\
+        --runs-dir /tmp/runs/pong_impala_fifo --results-dir benchmarks/studies/results
+"""
+_BASE = ["env.manager.type=envpool", "env.manager.num_threads=1", "policy.other.replay_buffer.type=fifo",
+         "policy.other.replay_buffer.replay_buffer_size=256", "policy.other.replay_buffer.max_use=2",
+         "policy.learn.batch_size=16", "policy.learn.update_per_collect=4"]
+_CHECKPOINTS = [dict(env_step=200_000), dict(env_step=400_000), dict(env_step=600_000)]
+
+TASKS = [
+    dict(name="fifo_b16", config="dizoo_configs/pong_impala.py", seeds=[10], env_step=600_000,
+         checkpoints=_CHECKPOINTS, sets=_BASE + ["policy.learn.value_weight=0.5", "policy.learn.entropy_weight=0.01",
+                                                 "policy.learn.normalize_advantage=False"]),
+    dict(name="fifo_b16_balance", config="dizoo_configs/pong_impala.py", seeds=[10], env_step=600_000,
+         checkpoints=_CHECKPOINTS, sets=_BASE + ["policy.learn.value_weight=0.25", "policy.learn.entropy_weight=0.01",
+                                                 "policy.learn.normalize_advantage=True"]),
+]
