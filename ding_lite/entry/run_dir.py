@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ding_lite.run import load_checkpoint
 from ding_lite.run.trackers import TRACKERS_FILE
 from ding_lite.utils import RunLockedError, UserError
-from ding_lite.utils.file_io import current_umask, io_error, remove_temp_files
+from ding_lite.utils.file_io import current_umask, find_symlink, io_error, remove_temp_files, symlink_error
 
 LOCK_NAME = ".lock"
 _LOCK_RETRY_S = 0.2  # a brief retry: a pre-check of another starting run may hold the lock for microseconds
@@ -154,9 +154,14 @@ def _try_lock(fd: int, lock_path: str, run_dir: str) -> None:
 
 def _open_lock(run_dir: str) -> int:
     path = os.path.join(run_dir, LOCK_NAME)
-    try:
-        return os.open(path, os.O_RDWR | os.O_CREAT, 0o666 & ~current_umask() | 0o600)
+    if os.path.islink(path):  # O_NOFOLLOW below refuses it too; this says why in one line
+        raise symlink_error(path)
+    try:  # O_NOFOLLOW: a link planted between the check and the open is refused, never truncated through
+        return os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                       0o666 & ~current_umask() | 0o600)
     except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise symlink_error(path) from None
         raise io_error(err, "create the lock file", path) from None
 
 
@@ -169,7 +174,7 @@ def _probe_lock(run_dir: str) -> None:
     """Raise ``RunLockedError`` if a live run holds ``run_dir``'s lock (a shared lock taken and dropped at once)."""
     path = os.path.join(run_dir, LOCK_NAME)
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return
     try:
@@ -190,6 +195,9 @@ def check_run_dir(run_dir: str, resume: bool, probe_lock: bool = True) -> None:
     if resume:
         if not os.path.isdir(run_dir):
             raise UserError(f"--resume: run directory '{run_dir}' not found; run without --resume to start it")
+        link = find_symlink(run_dir)  # a copied run's links would take the resumed run's writes outside it
+        if link is not None:
+            raise symlink_error(link)
         if not checkpoint_candidates(run_dir):
             raise UserError(f"--resume: run '{run_dir}' has no checkpoint in {ckpt_dir(run_dir)}/ (it stopped "
                             f"before writing one); run without --resume and with another --exp-name to start again")

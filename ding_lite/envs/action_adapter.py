@@ -18,6 +18,14 @@ BOUNDS_FIX = ("declare the bounds the env takes with a wrapper last in env.wrapp
               "neither helps here")
 
 
+def rescale_overflows(low: np.ndarray, high: np.ndarray) -> bool:
+    """Whether the map of [-1, 1] onto finite bounds, centre + half-range x a, overflows in the bounds' dtype (a Box of
+    +-3.4e38 in float32: (high - low) / 2 is inf)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        half, centre = (high - low) / 2, (high + low) / 2
+    return not (np.isfinite(half).all() and np.isfinite(centre).all())
+
+
 def check_action_bounds(spec: EnvSpec, bound: str, env_name: Optional[str] = None) -> None:
     """Refuse a Box action space the policy cannot act in: a NaN bound (any policy), an infinite one for a policy
     that maps [-1, 1] onto the bounds (``bound='rescale'``: SAC; that map of an infinite bound is NaN). A policy that
@@ -26,11 +34,18 @@ def check_action_bounds(spec: EnvSpec, bound: str, env_name: Optional[str] = Non
         return
     low, high = np.asarray(spec.action_low), np.asarray(spec.action_high)
     nan = bool(np.isnan(low).any() or np.isnan(high).any())
-    if not nan and (bound != "rescale" or (np.isfinite(low).all() and np.isfinite(high).all())):
+    overflow = bound == "rescale" and not nan and rescale_overflows(low, high)
+    if not nan and not overflow and (bound != "rescale" or (np.isfinite(low).all() and np.isfinite(high).all())):
         return
     where = f"env '{env_name}'" if env_name else "the env"
-    why = ("has a NaN bound" if nan else "is unbounded (an infinite bound), and this policy maps its tanh-squashed "
-           "actions in [-1, 1] onto the bounds (infinite bounds give NaN actions)")
+    if nan:
+        why = "has a NaN bound"
+    elif not (np.isfinite(low).all() and np.isfinite(high).all()):
+        why = ("is unbounded (an infinite bound), and this policy maps its tanh-squashed actions in [-1, 1] onto the "
+               "bounds (infinite bounds give NaN actions)")
+    else:
+        why = (f"is too wide for {low.dtype}: its half-range (high - low) / 2 or its centre (high + low) / 2 overflows "
+               f"to infinity, and this policy maps its tanh-squashed actions in [-1, 1] onto the bounds through them")
     raise ConfigError(f"{where} has the action space Box(low={low.tolist()}, high={high.tolist()}), which {why}; "
                       f"{BOUNDS_FIX}")
 

@@ -12,7 +12,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import gymnasium as gym
 import numpy as np
 
-from .action_adapter import BOUNDS_FIX
+from .action_adapter import BOUNDS_FIX, rescale_overflows
 from .env_spec import EnvSpec
 from .finite_check import all_finite
 from .obs_space import UnsupportedObsSpace
@@ -89,7 +89,13 @@ def action_bound_findings(action_space: gym.Space, bound: Optional[str] = None) 
     where = f"the action space Box(low={low.tolist()}, high={high.tolist()})"
     if np.isnan(low).any() or np.isnan(high).any():
         return [error("action bounds", f"{where} has a NaN bound", BOUNDS_FIX)]
-    if (np.isfinite(low).all() and np.isfinite(high).all()) or bound == "clip":
+    finite = np.isfinite(low).all() and np.isfinite(high).all()
+    if finite and bound != "clip" and rescale_overflows(np.asarray(box.low), np.asarray(box.high)):
+        message = (f"{where} is too wide for {box.dtype}: (high - low) / 2 or (high + low) / 2 overflows, so a policy "
+                   f"that maps [-1, 1] onto the bounds (SAC) would send infinite actions")
+        return [error("action bounds", message, BOUNDS_FIX) if bound == "rescale" else
+                warning("action bounds", message, BOUNDS_FIX)]
+    if finite or bound == "clip":
         return []
     if bound == "rescale":
         return [error("action bounds", f"{where} is unbounded, and this config's policy maps its actions in "

@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Tuple
 
 from tensorboardX import SummaryWriter
 
-from ding_lite.utils.file_io import atomic_write_text, io_error
+from ding_lite.utils.file_io import atomic_write_text, io_error, nofollow_opener
 from ding_lite.utils.signals import deferred_interrupts
 
 from .trackers import close_trackers, log_to_trackers, open_trackers, status_of
@@ -150,7 +150,7 @@ class RunLogger:
         out = io.StringIO()
         csv.DictWriter(out, EVAL_FIELDS, lineterminator="\n").writerow(row)
         try:
-            with open(self.eval_csv, "a", newline="") as f:
+            with open(self.eval_csv, "a", newline="", opener=nofollow_opener) as f:  # never through a link
                 f.write(out.getvalue())
                 f.flush()
                 os.fsync(f.fileno())

@@ -9,11 +9,11 @@ writer callback, it would come out as a RuntimeError, i.e. a failed write (``sig
 import json
 import os
 import tempfile
-from typing import Any, Callable, IO, List
+from typing import Any, Callable, IO, List, Optional
 
 import torch
 
-from .errors import RunIOError
+from .errors import RunIOError, UserError
 from .signals import deferred_interrupts
 
 TEMP_PREFIX = ".tmp_"  # an atomic write's file before its rename; one a killed process left behind is never read
@@ -38,6 +38,33 @@ def io_error(err: OSError, action: str, path: str) -> RunIOError:
     reason = err.strerror or str(err) or type(err).__name__
     return RunIOError(f"cannot {action} '{path}': {reason} (errno {err.errno}); check that the directory exists, is "
                       f"writable and has free space")
+
+
+def nofollow_opener(path: str, flags: int) -> int:
+    """An ``open(..., opener=)`` that refuses a symbolic link as the last component (``O_NOFOLLOW``: ELOOP), so a
+    link planted in a run directory cannot redirect a write outside it."""
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o666)
+
+
+def symlink_error(path: str, what: str = "a run directory's files") -> UserError:
+    """The one line for a symbolic link where ding_lite writes (``path``)."""
+    try:
+        target = f" (to {os.readlink(path)})"
+    except OSError:
+        target = ""
+    return UserError(f"{path} is a symbolic link{target}: {what} must be its own, never links, since a run writes to "
+                     f"them; remove the link, or copy the file it points to in its place if you meant to keep it")
+
+
+def find_symlink(directory: str) -> Optional[str]:
+    """The first symbolic link inside ``directory`` (files and folders, not following any), or None. The directory
+    itself may be a link (a user's runs folder on another disk)."""
+    for root, dirs, files in os.walk(directory, followlinks=False):
+        for name in sorted(dirs) + sorted(files):
+            path = os.path.join(root, name)
+            if os.path.islink(path):
+                return path
+    return None
 
 
 def fsync_directory(directory: str) -> None:

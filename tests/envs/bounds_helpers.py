@@ -23,6 +23,15 @@ class NaNBounds(Unbounded):
         self.action_space.low[:] = np.nan
 
 
+class HugeBounds(Unbounded):
+    """Declares Box(-3.4e38, 3.4e38) in float32: finite, but (high - low) / 2 overflows."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        big = np.finfo(np.float32).max
+        self.action_space = gym.spaces.Box(-big, big, env.action_space.shape, np.float32)
+
+
 def count_makes(env, path):
     """Appends a line to ``path`` for every env made (how many envs a pipeline built), returns ``env``."""
     with open(path, "a") as f:

@@ -51,6 +51,32 @@ def test_a_nan_bound_is_refused_for_a_policy_that_clips(in_tmp, cli):
     assert "has the action space Box(low=[nan], high=[2.0]), which has a NaN bound" in result.output
 
 
+def test_sac_on_bounds_too_wide_for_their_dtype_is_refused_before_training(in_tmp, cli):
+    """Box(+-3.4e38) in float32 passes a finiteness check, but (high - low) / 2 overflows: every action would be
+    infinite. Refused with the fix, before a run directory exists."""
+    result = cli("-m", "serial", "-c", PENDULUM_SAC, "-q", "--env-step", "50", *SMALL,
+                 "--set", "env.wrappers=['bounds_helpers:HugeBounds']")
+    assert result.exit_code == 2, result.output
+    line = result.output.strip().splitlines()[-1]
+    assert "is too wide for float32: its half-range (high - low) / 2 or its centre (high + low) / 2 overflows" in line
+    assert "ding_lite.envs.bound_actions:BoundActions" in line
+    assert not os.path.exists("pendulum_sac_seed0")
+    big = float(np.finfo(np.float32).max)
+    with pytest.raises(ConfigError, match="too wide for float32"):
+        ActionAdapter(spec(-big, big), "rescale")
+    ActionAdapter(spec(-big, big), "clip")  # clipping to them overflows nothing
+    ActionAdapter(spec(-big / 4, big / 4), "rescale")  # wide but representable
+
+
+def test_check_env_reports_bounds_too_wide_for_their_dtype():
+    from ding_lite.envs.check import action_bound_findings
+    big = np.finfo(np.float32).max
+    space = gym.spaces.Box(-big, big, (1,), np.float32)
+    (finding,) = action_bound_findings(space, "rescale")
+    assert finding.level == "error" and "too wide for float32" in finding.message
+    assert action_bound_findings(space, "clip") == []
+
+
 def test_the_adapter_refuses_what_it_cannot_map_and_clips_unbounded_samples():
     with pytest.raises(ConfigError, match=r"Box\(low=\[-inf\], high=\[inf\]\).*infinite bounds give NaN"):
         ActionAdapter(spec(-np.inf, np.inf), "rescale")
