@@ -255,10 +255,12 @@ class TrainingRun(RunCheckpoints):
         due = self.last_eval_iter is None or it - self.last_eval_iter >= self.cfg.policy.eval.evaluator.eval_freq
         if not due or self._eval_pending is not None:
             return
-        self.last_eval_iter = it
-        if self.transport.evaluates_in_place:
-            self.record_eval(it, self.env_step, self.transport.request_eval(it, self._weights))
+        if self.transport.evaluates_in_place:  # recorded as done once it is: an interrupted one is redone on resume
+            result = self.transport.request_eval(it, self._weights)
+            self.last_eval_iter = it
+            self.record_eval(it, self.env_step, result)
         else:  # keep the weights evaluated: they become ckpt_best if they score best
+            self.last_eval_iter = it
             self._eval_pending = (it, self.env_step, copy.deepcopy(self.policy.learn_mode.state_dict()))
             self.transport.request_eval(it, self._weights)
 
@@ -339,8 +341,11 @@ class TrainingRun(RunCheckpoints):
         self.transport.stop()
         it = self.learner.train_iter
         if stop_reason in NORMAL_STOPS and stop_reason != "stop_value" and self.last_eval_iter != it:
+            # done once it completed: a ckpt_last written on an interrupt inside it says it did not, and --resume
+            # (at the budget already) runs it then
+            result = self.transport.evaluate_now(it)
             self.last_eval_iter = it
-            self.record_eval(it, self.env_step, self.transport.evaluate_now(it))
+            self.record_eval(it, self.env_step, result)
         summary = self.summary()
         explain = getattr(self.transport, "bottleneck_line", None)
         line = explain(summary) if explain is not None else None

@@ -160,3 +160,39 @@ def test_a_normal_stop_waits_for_the_evaluation_under_way_then_evaluates_the_fin
     assert [int(r["train_iter"]) for r in rows] == [0, 16, 20]  # 16 awaited; 20 the final evaluation
     assert transport.evaluated_now == [20] and transport.stopped >= 1
     assert res["final_return"] == -1.0 and res["best_return"] == 5.0
+
+
+class InterruptedFinalEval(ScriptedTransport):
+    """Ctrl-C arrives inside the final evaluation (the first ``evaluate_now``)."""
+
+    def evaluate_now(self, train_iter: int) -> Dict[str, float]:
+        self.evaluated_now.append(train_iter)
+        raise KeyboardInterrupt
+
+
+def test_an_interrupted_final_evaluation_is_not_recorded_and_resume_runs_it(tmp_path, unrolls):
+    """Before the fix, the final evaluation was marked done before it ran: the interrupt's ckpt_last said it had, and
+    --resume skipped it, reporting the step-0 evaluation as the final return (what ``ding_lite tune`` reads)."""
+    transport = InterruptedFinalEval([[arrival(unrolls)] for _ in range(20)], {0: (1.0, 0)})
+    with pytest.raises(KeyboardInterrupt):
+        train(tmp_path, transport, max_train_iter=8)
+    assert transport.evaluated_now == [8]
+    run_dir = str(tmp_path / "loop_seed0")
+    last = load_ckpt(os.path.join(run_dir, "ckpt", "ckpt_last.pth.tar"))
+    assert last["counters"]["train_iter"] == 8 and last["counters"]["last_eval_iter"] == 0
+
+    again = ScriptedTransport([], {})
+    cfg = transport.run.cfg
+
+    def make_run() -> TrainingRun:
+        parts = build(cfg, 0)
+        parts.collector_env.close()
+        parts.evaluator_env.close()
+        again.run = TrainingRun(cfg, 0, run_dir, parts.policy, again)
+        return again.run
+
+    _, res = run_training(run_dir, True, True, make_run, None, 8)
+    assert again.evaluated_now == [8]  # the final evaluation, now
+    assert res["stop_reason"] == "max_train_iter" and res["final_return"] == -1.0
+    _, rows = read_eval_csv(run_dir)
+    assert [int(r["train_iter"]) for r in rows] == [0, 8]
