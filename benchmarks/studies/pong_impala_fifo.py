@@ -12,12 +12,22 @@ the policy's entropy (ln 6 = 1.79 is uniform over Pong's actions), not the 2-epi
    squared error, as the IMPALA paper's code, RLlib and CleanRL weigh it) and V-trace's advantages normalised per
    batch (``normalize_advantage``), with the entropy weight 0.01 then on the same scale as CleanRL's.
 
+3. ``fifo_u8_k4_balance``: more optimisation per env step, at PPO's intensity: each unroll trained on 4 times
+   (``max_use`` 4), 8 updates of 16 unrolls per 32 new ones (one Adam step per 80 env steps, batches of 320 steps;
+   pong_ppo.py: one per 64, batches of 256, each sample 4 times), with 2.'s loss balance.
+4. ``appo_u8_k4``: APPO (its RLlib defaults: clip 0.4, no KL term, a target network refreshed every 8 updates, once per
+   collection) on 3.'s data flow and loss balance.
+
     python benchmarks/learning_suite.py benchmarks/studies/pong_impala_fifo.py --jobs 2 \\
         --runs-dir /tmp/runs/pong_impala_fifo --results-dir benchmarks/studies/results
 """
 _BASE = ["env.manager.type=envpool", "env.manager.num_threads=1", "policy.other.replay_buffer.type=fifo",
          "policy.other.replay_buffer.replay_buffer_size=256", "policy.other.replay_buffer.max_use=2",
          "policy.learn.batch_size=16", "policy.learn.update_per_collect=4"]
+_K4 = ["env.manager.type=envpool", "env.manager.num_threads=1", "policy.other.replay_buffer.type=fifo",
+       "policy.other.replay_buffer.replay_buffer_size=256", "policy.other.replay_buffer.max_use=4",
+       "policy.learn.batch_size=16", "policy.learn.update_per_collect=8", "policy.learn.value_weight=0.25",
+       "policy.learn.entropy_weight=0.01", "policy.learn.normalize_advantage=True"]
 _CHECKPOINTS = [dict(env_step=200_000), dict(env_step=400_000), dict(env_step=600_000)]
 
 TASKS = [
@@ -27,4 +37,9 @@ TASKS = [
     dict(name="fifo_b16_balance", config="dizoo_configs/pong_impala.py", seeds=[10], env_step=600_000,
          checkpoints=_CHECKPOINTS, sets=_BASE + ["policy.learn.value_weight=0.25", "policy.learn.entropy_weight=0.01",
                                                  "policy.learn.normalize_advantage=True"]),
+    dict(name="fifo_u8_k4_balance", config="dizoo_configs/pong_impala.py", seeds=[10], env_step=600_000,
+         checkpoints=_CHECKPOINTS, sets=_K4),
+    dict(name="appo_u8_k4", config="dizoo_configs/pong_appo.py", seeds=[10], env_step=600_000,
+         checkpoints=_CHECKPOINTS, sets=_K4 + ["policy.learn.clip_ratio=0.4", "policy.learn.kl_weight=0.0",
+                                               "policy.learn.target_update_freq=8"]),
 ]

@@ -92,6 +92,10 @@ def compile_config(cfg: ConfigInput, create_cfg: Optional[Mapping] = None,
     if not isinstance(merged["exp_name"], str):
         problems.append(f"exp_name={merged['exp_name']!r}: expected str, got {type(merged['exp_name']).__name__}")
 
+    run_seed = merged.get("seed")
+    if isinstance(run_seed, int) and not isinstance(run_seed, bool) and not 0 <= run_seed < 2 ** 32:
+        problems.append(f"seed={run_seed}: must be in [0, 2**32) (gymnasium and NumPy seed with non-negative 32-bit "
+                        f"integers); use e.g. -s {abs(run_seed) % 2 ** 32}")
     threads = merged["torch_threads"]
     if threads != "auto" and (isinstance(threads, str) or threads < 1):
         problems.append(f"torch_threads={threads!r}: must be 'auto' or a whole number >= 1")

@@ -22,6 +22,7 @@ from ding_lite.utils.env_worker import env_worker
 from ding_lite.utils.start_method import DEFAULT as START_METHOD, preload_fork_server
 
 from .gym_env import ROLES, env_factory
+from .output_guard import guard_outputs
 from .subprocess_vector_env import SubprocessVectorEnv
 from .watchdog import watch
 
@@ -72,7 +73,7 @@ def make_vector_env(env_cfg: EasyDict, num_envs: int, seed: Union[None, int, Seq
     an int gives env i ``seed + i``, as gymnasium does. ``.env_name`` (the env id, or the ENV_REGISTRY type) names
     the env in messages when its envs have no gymnasium spec; ``.role`` is the role; ``.max_episode_steps`` is
     ``env.max_episode_steps``. Its ``step`` and ``reset`` stop with ``EnvHangError`` after ``env.step_timeout_s``
-    (``ding_lite/envs/watchdog.py``).
+    (``ding_lite/envs/watchdog.py``); an output its spaces do not allow is one line (``output_guard.py``).
     """
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
@@ -85,5 +86,6 @@ def make_vector_env(env_cfg: EasyDict, num_envs: int, seed: Union[None, int, Seq
     venv.role = role
     venv.max_episode_steps = env_cfg.max_episode_steps
     watch(venv, env_cfg.step_timeout_s, venv.env_name, role)
+    guard_outputs(venv, venv.env_name, role)
     venv.last_obs, _ = venv.reset(seed=list(seed) if isinstance(seed, Sequence) else seed)
     return venv

@@ -82,6 +82,15 @@ class EnvConfig(Configurable):
         for key in ("collector_env_num", "evaluator_env_num", "n_evaluator_episode"):
             if cfg[key] < 1:
                 raise ConfigError(f"{path}.{key}={cfg[key]}: must be at least 1")
+        for key in ("collector_env_num", "evaluator_env_num"):
+            if cfg[key] > MAX_ENVS:
+                raise ConfigError(f"{path}.{key}={cfg[key]:,}: more than {MAX_ENVS:,} envs in one vector env (each a "
+                                  f"live env, with the subprocess manager a process of its own); use at most "
+                                  f"{MAX_ENVS:,}, or -m parallel with several collectors")
+        steps = cfg.max_episode_steps
+        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+            raise ConfigError(f"{path}.max_episode_steps={steps!r}: must be a whole number >= 1 (the time limit of an "
+                              f"episode, in env steps), or None for the env's own")
         if cfg.n_evaluator_episode % cfg.evaluator_env_num:
             raise ConfigError(
                 f"{path}.n_evaluator_episode={cfg.n_evaluator_episode} is not a multiple of "
@@ -139,6 +148,11 @@ def check_env_id(env_id: Any, path: str = "env.env_id") -> None:
             f"`python -c \"import gymnasium; print(sorted(gymnasium.registry))\"`; an id of another package needs "
             f"that package in env.import_names, or the id written as 'package:id')"
         )
+
+
+# Envs one vector env may hold (env.collector_env_num, env.evaluator_env_num): a bound on a typo (100000), well above
+# the env counts of any shipped config (16) and of envpool's Atari batches.
+MAX_ENVS = 4096
 
 
 @ENV_REGISTRY.register("gym")
