@@ -145,6 +145,10 @@ def as_batch(obs: Any, description: dict) -> Tuple[List[np.ndarray], bool]:
                             f"{tuple(shape)} (one observation) or (batch, {', '.join(map(str, shape))}) (a batch)")
         if single is not None and single != is_single:
             raise UserError(f"{path}: some leaves of the observation are batched and others are not")
+        if array.dtype.kind == "f" and not np.isfinite(array).all():  # the argmax of NaN logits is action 0
+            index = tuple(int(k) for k in np.argwhere(~np.isfinite(array))[0])
+            raise UserError(f"{path} holds {array[index]} at index {index}: the policy's action for a non-finite "
+                            f"observation means nothing; pass finite observations (check the env or its preprocessing)")
         single = is_single
         arrays.append(array[None] if is_single else array)
     if len({a.shape[0] for a in arrays}) > 1:

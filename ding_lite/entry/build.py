@@ -1,4 +1,5 @@
 """Turning a compiled config into live components: envs, the policy (with env-derived model shapes), the buffer."""
+import re
 import warnings
 from dataclasses import dataclass, replace
 from typing import Optional, Sequence, Tuple, Union
@@ -120,6 +121,32 @@ class Components:
     policy: Policy
 
 
+def make_policy(policy_cfg: EasyDict, model: Optional[torch.nn.Module] = None,
+                enable_field: Sequence[str] = ("learn", "collect", "eval")) -> Policy:
+    """The registered policy of ``policy_cfg`` (its model built unless ``model`` is given); a model too large for
+    the machine's memory is one line naming its size keys (``model_memory_error``), not torch's allocator error."""
+    try:
+        return POLICY_REGISTRY.get(policy_cfg.type)(policy_cfg, model=model, enable_field=enable_field)
+    except (RuntimeError, MemoryError) as err:
+        explained = model_memory_error(policy_cfg.model, err)
+        if explained is None:
+            raise
+        raise explained from None
+
+
+def model_memory_error(model: EasyDict, err: BaseException) -> Optional[ConfigError]:
+    """One line for a model too large to allocate (torch's allocator error or a MemoryError while the policy builds
+    its networks), naming the model's size keys; None for any other error."""
+    text = str(err)
+    if not isinstance(err, MemoryError) and "can't allocate memory" not in text and "not enough memory" not in text:
+        return None
+    asked = re.search(r"allocate (\d+) bytes", text)
+    size = f" (one tensor of {int(asked.group(1)) / 2 ** 30:,.1f} GiB)" if asked else ""
+    keys = ", ".join(f"policy.model.{k}={v}" for k, v in model.items() if "size" in k or "hidden" in k) or "its settings"
+    return ConfigError(f"the model (policy.model.type={model.type!r}) is too large for this machine's memory{size}: "
+                       f"{keys}; make it smaller")
+
+
 def build(cfg: EasyDict, seed: int, model: Optional[torch.nn.Module] = None, collect: bool = True,
           enable_field: Sequence[str] = ("learn", "collect", "eval")) -> Components:
     """Create the vector envs (each env seeded by ``env_seeds``: collector rank 0, evaluator rank 0) and the policy;
@@ -133,7 +160,7 @@ def build(cfg: EasyDict, seed: int, model: Optional[torch.nn.Module] = None, col
         probe = collector_env or evaluator_env
         spec = EnvSpec.from_spaces(probe.single_observation_space, probe.single_action_space)
         resolve_env_spaces(cfg, spec)
-        policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model, enable_field=enable_field)
+        policy = make_policy(cfg.policy, model, enable_field)
     except BaseException:
         for env in (evaluator_env, collector_env):
             if env is not None:

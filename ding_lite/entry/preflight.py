@@ -28,9 +28,9 @@ from ding_lite.envs import EnvSpec
 from ding_lite.envs.obs_space import obs_to_tensor
 from ding_lite.policy.base_policy import check_cuda
 from ding_lite.torch_utils import tree_map, tree_stack
-from ding_lite.utils import POLICY_REGISTRY, UserError
+from ding_lite.utils import UserError
 
-from .build import buffer_class, probe_env
+from .build import buffer_class, make_policy, probe_env
 from .check_env import check_before_run
 from .training_loop import warm_up_steps
 
@@ -108,8 +108,7 @@ def train_sample_layout(cfg: EasyDict, observation_space: gym.Space,
     policy_cfg = copy.deepcopy(cfg.policy)
     policy_cfg.cuda = False
     with torch.random.fork_rng(devices=[]), torch.no_grad():
-        policy = POLICY_REGISTRY.get(policy_cfg.type)(policy_cfg, model=copy.deepcopy(model),
-                                                      enable_field=("collect",))
+        policy = make_policy(policy_cfg, copy.deepcopy(model), ("collect",))
         mode = policy.collect_mode
         obs = _all_valid(obs_to_tensor(create_empty_array(observation_space, n=1, fn=np.zeros)),
                          policy_cfg.get("action_mask_key"))

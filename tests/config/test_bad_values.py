@@ -25,3 +25,13 @@ def test_a_bad_value_is_one_line_and_nothing_runs(args, fragments, cli, in_tmp):
 def test_the_largest_seed_runs(cli, in_tmp):
     res = cli("-m", "serial", "-c", CARTPOLE, "-q", "--env-step", "300", *SMALL, "-s", str(2 ** 32 - 1))
     assert res.exit_code == 0, res.output
+
+
+def test_a_model_too_large_for_memory_is_one_line_naming_its_size_keys(cli, in_tmp):
+    """A hidden size of 1e7: the allocator refuses a 1e14-element weight (400 TB, past a 47-bit address space, so
+    also where memory is overcommitted); that is one line, not its traceback."""
+    res = cli("-m", "serial", "-c", CARTPOLE, "-q", "--env-step", "600", *SMALL,
+              "--set", "policy.model.encoder_hidden_size_list=[10000000, 10000000]")
+    assert_user_error(res, "the model (policy.model.type='vac') is too large for this machine's memory",
+                      "policy.model.encoder_hidden_size_list=[10000000, 10000000]", "make it smaller")
+    assert os.listdir(in_tmp) == []

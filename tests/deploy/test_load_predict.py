@@ -75,6 +75,17 @@ def test_run_dir_loads_best_and_acts_like_the_greedy_policy(runs):
     assert set(np.unique(agent.predict(obs, deterministic=False))) <= {0, 1}
 
 
+def test_a_non_finite_observation_is_refused_naming_where(runs):
+    """The argmax of NaN logits is action 0: predict used to return it silently."""
+    agent = ding_lite.load(runs["cartpole"])
+    with pytest.raises(UserError, match=r"obs holds nan at index \(2,\).*pass finite observations"):
+        agent.predict(np.array([0.0, 0.1, np.nan, 0.0], np.float32))
+    batch = np.zeros((3, 4), np.float32)
+    batch[1, 3] = np.inf
+    with pytest.raises(UserError, match=r"holds inf at index \(1, 3\)"):
+        agent.predict(batch)
+
+
 def test_checkpoint_file_and_last_fallback(runs, tmp_path):
     ckpt = os.path.join(runs["cartpole"], "ckpt", "ckpt_last.pth.tar")
     agent = ding_lite.load(ckpt)
