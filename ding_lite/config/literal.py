@@ -17,6 +17,7 @@ them as already trusted, e.g. the ones the user's own ``-c`` file names).
 import ast
 import math
 import os
+import re
 from typing import Any, Iterable, List, Mapping, Tuple
 
 from ding_lite.utils.errors import UserError
@@ -26,6 +27,24 @@ from .loader import read_config_file
 CONFIG_NAMES = ("main_config", "create_config")
 FLOAT_WORDS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 SAFE_PACKAGES = ("ding_lite", "gymnasium")  # imported by ding_lite itself anyway
+
+# The wrappers a run's config read as literals may name (``env.wrappers``, and any 'module:Name' nested in their
+# kwargs): gymnasium's wrappers that only transform what passes through them, and ding_lite's own. Not gymnasium's
+# RecordVideo (it writes files where its kwargs say), HumanRendering and the render ones (windows, frames),
+# Transform* (they call a function) or the array-conversion ones; nothing else in either package, since any of their
+# callables would be called as Name(env, **kwargs). A config of your own (-c) may name any wrapper.
+SAFE_WRAPPERS = frozenset(
+    [f"gymnasium.wrappers:{name}" for name in (
+        "AtariPreprocessing", "ClipAction", "ClipReward", "DelayObservation", "DiscretizeAction",
+        "DiscretizeObservation", "DtypeObservation", "FilterObservation", "FlattenObservation",
+        "FrameStackObservation", "GrayscaleObservation", "MaxAndSkipObservation", "NormalizeObservation",
+        "NormalizeReward", "OrderEnforcing", "PassiveEnvChecker", "RecordEpisodeStatistics", "RepeatAction",
+        "RescaleAction", "RescaleObservation", "ReshapeObservation", "ResizeObservation", "StickyAction",
+        "TimeAwareObservation", "TimeLimit")]
+    + ["ding_lite.envs.masked_cartpole:HideVelocity", "ding_lite.envs.bound_actions:BoundActions",
+       "ding_lite.envs.mask_source:MaskFromEnv", "ding_lite.envs.atari:AtariPreprocess",
+       "ding_lite.envs.atari:EpisodicLife"])
+_TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")  # 'module.path:Name', the form a wrapper is named in
 SWITCH = "trust_config=True (Python) or --trust-config (command line)"
 
 
@@ -165,7 +184,36 @@ def read_run_config(path: str, trust_config: bool = False, allowed_modules: Iter
         listed = ", ".join(f"'{module}' ({where})" for module, where in foreign)
         raise UserError(f"{path} names modules that would be imported, which runs their code: {listed}; if you "
                         f"trust them (and where this run comes from), allow it with {SWITCH}")
+    called = [(target, where) for target, where in named_callables(main)
+              if target not in SAFE_WRAPPERS and is_builtin_module(target.partition(":")[0])
+              and target.partition(":")[0] not in allowed_modules]
+    if called:
+        listed = ", ".join(f"'{target}' ({where})" for target, where in called)
+        raise UserError(f"{path} names callables that would be called with the env, which are not among the wrappers "
+                        f"a run's config may name (gymnasium's transforming wrappers and ding_lite's own): {listed}; "
+                        f"if you trust where this run comes from, allow it with {SWITCH}")
     return main, create
+
+
+def _nested_targets(value: Any, where: str) -> Iterable[Tuple[str, str]]:
+    if isinstance(value, str) and _TARGET.match(value):
+        yield value, where
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _nested_targets(item, f"{where}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _nested_targets(item, f"{where}[{i}]")
+
+
+def named_callables(main: Mapping) -> List[Tuple[str, str]]:
+    """``(target, where)`` of every 'module:Name' the config's env would call: each ``env.wrappers`` item and any
+    such string nested in an item's kwargs, at any depth."""
+    env = main.get("env") if isinstance(main.get("env"), Mapping) else {}
+    out = []
+    for i, item in enumerate(env.get("wrappers") or []):
+        out += list(_nested_targets(item, f"env.wrappers[{i}]"))
+    return out
 
 
 def run_config_path(run_dir: str) -> str:

@@ -39,6 +39,7 @@ from ding_lite.policy import Policy
 from ding_lite.policy.base_policy import check_cuda
 from ding_lite.run import load_checkpoint
 from ding_lite.run.checkpoint import check_checkpoint_fits, load_model_weights
+from ding_lite.utils.import_path import isolated_imports
 from ding_lite.utils import POLICY_REGISTRY, UserError
 
 RUN_CHECKPOINTS = ("ckpt_best", "ckpt_last")  # what a run directory loads, in this order
@@ -324,12 +325,20 @@ def load(path: str, device: str = "cpu", trust_config: bool = False) -> Agent:
     """The :class:`Agent` of a run directory or checkpoint file (module docstring); ``device``: 'cpu' or 'cuda'.
 
     The run's total_config.py is read as literals, never executed, and the modules it names outside ding_lite and
-    gymnasium are not imported: such a file is refused with one line. ``trust_config=True`` runs the file as Python
-    and imports its modules; only for a run whose source you trust."""
+    gymnasium are not imported: such a file is refused with one line; nothing is imported from the run directory or
+    the working directory meanwhile (``ding_lite/utils/import_path.py``). ``trust_config=True`` runs the file as
+    Python and imports its modules; only for a run whose source you trust."""
     device = str(device)
     if device not in ("cpu", "cuda"):
         raise UserError(f"device={device!r}: must be 'cpu' or 'cuda'")
     run_dir, ckpt = resolve_checkpoint(path)
+    if trust_config:
+        return _load(run_dir, ckpt, device, trust_config)
+    with isolated_imports(run_dir):  # nothing the run directory (or the working one) holds is imported
+        return _load(run_dir, ckpt, device, trust_config)
+
+
+def _load(run_dir: str, ckpt: str, device: str, trust_config: bool) -> Agent:
     cfg = run_config(run_dir, ckpt, trust_config)
     cfg.policy.cuda = device == "cuda"
     check_cuda(cfg.policy.cuda)

@@ -10,7 +10,7 @@ import json
 import os
 import signal
 import sys
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import click
 
@@ -146,6 +146,20 @@ def user_module_path(config_path: Optional[str]) -> None:
             sys.path.append(entry)
 
 
+def _evaluate(config: Any, load_path: str, seeds: Tuple[Optional[int], ...], overrides: Tuple[str, ...],
+              episodes: Optional[int], video_dir: Optional[str]) -> None:
+    from ding_lite.entry.eval import eval_pipeline
+    for seed in seeds:
+        result = eval_pipeline(config, load_path, seed, overrides=list(overrides), n_episode=episodes,
+                               video_dir=video_dir)
+        click.echo(f"seed {result['seed']}: return {result['return_mean']:.2f} +- {result['return_std']:.2f} "
+                   f"(min {result['return_min']:.2f}, max {result['return_max']:.2f}) over "
+                   f"{result['episodes']} episodes; checkpoint at train_iter {result['train_iter']}, "
+                   f"env_step {result['env_step']}")
+        if "video" in result:
+            click.echo(f"video: {result['video']}")
+
+
 def _train_or_eval(mode: str, config_path: Optional[str], seeds: Tuple[int, ...], overrides: Tuple[str, ...],
                    max_env_step: Optional[int], max_train_iter: Optional[int], exp_name: Optional[str],
                    resume: bool, load_path: Optional[str], episodes: Optional[int], backend: Optional[str],
@@ -154,7 +168,8 @@ def _train_or_eval(mode: str, config_path: Optional[str], seeds: Tuple[int, ...]
     if trust_config and not (resume or (mode == "eval" and config_path is None)):
         raise UserError("--trust-config is for reading a run's total_config.py: with --resume, or -m eval "
                         "--load-path CKPT without -c (a -c config file is your own code and always runs)")
-    user_module_path(config_path)
+    if config_path is not None or trust_config:  # a run's own config read as literals imports nothing from here
+        user_module_path(config_path)
     seeds = seeds or (None,)  # no -s: the config's seed
     if mode == "eval":
         if load_path is None:
@@ -163,19 +178,13 @@ def _train_or_eval(mode: str, config_path: Optional[str], seeds: Tuple[int, ...]
             from ding_lite.entry.agent import resolve_checkpoint, run_config_input
             run_dir, load_path = resolve_checkpoint(load_path)
             config = run_config_input(run_dir, load_path, trust_config)
+            if not trust_config:  # the evaluation imports nothing from the run directory or the working one
+                from ding_lite.utils.import_path import isolated_imports
+                with isolated_imports(run_dir):
+                    return _evaluate(config, load_path, seeds, overrides, episodes, video_dir)
         else:
             config = read_config_file(config_path)
-        from ding_lite.entry.eval import eval_pipeline
-        for seed in seeds:
-            result = eval_pipeline(config, load_path, seed, overrides=list(overrides), n_episode=episodes,
-                                   video_dir=video_dir)
-            click.echo(f"seed {result['seed']}: return {result['return_mean']:.2f} +- {result['return_std']:.2f} "
-                       f"(min {result['return_min']:.2f}, max {result['return_max']:.2f}) over "
-                       f"{result['episodes']} episodes; checkpoint at train_iter {result['train_iter']}, "
-                       f"env_step {result['env_step']}")
-            if "video" in result:
-                click.echo(f"video: {result['video']}")
-        return
+        return _evaluate(config, load_path, seeds, overrides, episodes, video_dir)
     if video_dir is not None:
         raise UserError("--video is for -m eval; to record videos while training use --set "
                         "policy.eval.evaluator.video_every=N (every N-th evaluation)")

@@ -49,6 +49,9 @@ def make_game(game: str, game_kwargs: Optional[dict]) -> Any:
             return pettingzoo.make("aec", game, **(game_kwargs or {}))
         except PettingZooRegistryError as err:
             raise UserError(f"env.kwargs.game='{game}': {str(err).splitlines()[0]}") from None
+    if not game.startswith("pettingzoo."):  # a config names a game, never a module to import (that runs its code)
+        raise UserError(f"env.kwargs.game='{game}': name a PettingZoo AEC game by its registry id, e.g. "
+                        f"'classic/tictactoe-v3', or by its module in PettingZoo, e.g. 'pettingzoo.classic.tictactoe_v3'")
     try:
         module = importlib.import_module(game)
     except ImportError as err:

@@ -111,3 +111,61 @@ def test_a_checkpoint_outside_ckpt_is_read_with_the_config_beside_it(run, tmp_pa
     shutil.copy(run / "total_config.py", outer / "inner" / "total_config.py")
     agent = ding_lite.load(str(ckpt))
     assert agent.run_dir == str(outer / "inner") and agent.checkpoint_name == "policy"
+
+
+# ---- issue 72, item 1: what a foreign config may call --------------------------------------------------------------
+FILE_WRITER = "ding_lite.utils.file_io:atomic_write_text"  # called as Name(env, **kwargs): writes str(env) to path
+
+
+@pytest.mark.parametrize("wrappers", [
+    f"[dict(type='{FILE_WRITER}', kwargs=dict(path=VICTIM))]",
+    f"['{FILE_WRITER}']",
+    # nested in an allowed wrapper's kwargs: checked too
+    f"[dict(type='gymnasium.wrappers:ClipReward', kwargs=dict(min_reward=dict(type='{FILE_WRITER}')))]",
+    "[dict(type='gymnasium.wrappers:RecordVideo', kwargs=dict(video_folder=VICTIM))]",
+])
+def test_a_foreign_config_may_call_only_allow_listed_wrappers(run, tmp_path, cli, wrappers):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's file\n")
+    shared = shared_copy(run, tmp_path, replace=("wrappers=[],", f"wrappers={wrappers.replace('VICTIM', repr(str(victim)))},"))
+    with pytest.raises(UserError, match="names callables that would be called with the env") as info:
+        ding_lite.load(str(shared))
+    assert "trust_config=True" in str(info.value) and "env.wrappers[0]" in str(info.value)
+    for args in (["export", shared, "--format", "torchscript"],
+                 ["-m", "eval", "--load-path", shared / "ckpt" / "ckpt_best.pth.tar", "--episodes", "1"]):
+        res = cli(*args)
+        assert res.exit_code == 2 and "names callables that would be called with the env" in res.output, res.output
+    assert victim.read_text() == "the user's file\n"
+
+
+def test_an_allow_listed_wrapper_loads(run, tmp_path):
+    shared = shared_copy(run, tmp_path, replace=(
+        "wrappers=[],", "wrappers=[dict(type='gymnasium.wrappers:ClipReward', kwargs=dict(min_reward=-1.0))],"))
+    assert ding_lite.load(str(shared)).predict(np.zeros(4, np.float32)) in (0, 1)
+
+
+def test_nothing_is_imported_from_the_run_or_working_directory_while_loading(run, tmp_path, monkeypatch):
+    """``python -c`` puts '' (the working directory) first on sys.path: a module planted in a run directory the user
+    cd-s into ran at the first import of a name no installed package provides. Off sys.path during load."""
+    shared = shared_copy(run, tmp_path)
+    seen = []
+    real = ding_lite.entry.agent.run_config
+    monkeypatch.setattr(ding_lite.entry.agent, "run_config", lambda *a: seen.append(list(sys.path)) or real(*a))
+    monkeypatch.chdir(shared)
+    monkeypatch.setattr(sys, "path", ["", str(shared), *sys.path])
+    ding_lite.load(".")
+    assert seen and "" not in seen[0] and str(shared) not in seen[0]
+    assert sys.path[:2] == ["", str(shared)]  # put back afterwards
+    ding_lite.load(".", trust_config=True)  # the user's explicit choice: their path as it is
+    assert "" in seen[1]
+
+
+def test_eval_without_c_does_not_put_the_working_directory_on_sys_path(run, tmp_path, cli, monkeypatch):
+    import ding_lite.entry.eval as eval_module
+    seen = []
+    real = eval_module.eval_pipeline
+    monkeypatch.setattr(eval_module, "eval_pipeline", lambda *a, **k: seen.append(list(sys.path)) or real(*a, **k))
+    monkeypatch.chdir(run)
+    res = cli("-m", "eval", "--load-path", run / "ckpt" / "ckpt_best.pth.tar", "--episodes", "1")
+    assert res.exit_code == 0, res.output
+    assert seen and os.getcwd() not in seen[0] and str(run) not in seen[0]

@@ -82,6 +82,16 @@ def test_a_game_it_cannot_make_is_one_line(game, message):
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
 
 
+def test_a_game_named_by_a_module_outside_pettingzoo_is_never_imported(tmp_path, monkeypatch):
+    """env.kwargs.game went to importlib.import_module as it was: a config could run any module's code."""
+    (tmp_path / "planted_game.py").write_text("open('PWNED', 'w').write('ran')\nenv = None\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UserError, match="env.kwargs.game='planted_game': name a PettingZoo AEC game"):
+        PettingZooSingle(game="planted_game")
+    assert not (tmp_path / "PWNED").exists()
+
+
 def test_the_module_form_plays_the_same_game():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # PettingZoo's older form (warned once, at import)
