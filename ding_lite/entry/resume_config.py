@@ -26,6 +26,9 @@ from .build import ConfigInput, compile_input
 from .run_dir import run_dir_name
 
 RECORD_NAME = "resume_overrides.jsonl"
+# Sections and keys that name a network endpoint (a tracker's server and account, a Ray cluster, which speaks
+# pickle): on resume they come from the user's own -c file and --set, never from the run directory.
+ENDPOINT_KEYS = ("tracker", "parallel.ray_address")
 # Keys a run fills in from its env (or the machine) after compiling: a fresh compile leaves them None / 'auto'.
 RUNTIME_FILLED = ("policy.action_space", "policy.model.obs_shape", "policy.model.obs_space",
                   "policy.model.action_shape", "policy.model.action_space", "parallel.collector_num",
@@ -75,11 +78,32 @@ def resume_config(input_cfg: ConfigInput, seed: Optional[int], overrides: Any, e
     own_modules = [module for module, _ in named_modules(to_plain(given), {})]
     run_input = read_run_config(path, trust_config, own_modules)
     cfg = compile_input(run_input, given.seed, overrides, given.exp_name)
+    take_endpoints(cfg, given, run_dir)
     if cfg.policy.type != given.policy.type:  # another algorithm: the -c file names some other run
         raise UserError(f"--resume: run '{run_dir}' trains policy '{cfg.policy.type}' (its total_config.py) but the -c "
                         f"file configures '{given.policy.type}': name the run you mean (--exp-name, -s), or start a "
                         f"new run without --resume")
     return cfg, config_differences(given, cfg)
+
+
+def _get(tree: Any, dotted: str) -> Any:
+    for key in dotted.split("."):
+        tree = tree[key]
+    return tree
+
+
+def take_endpoints(cfg: EasyDict, given: EasyDict, run_dir: str) -> None:
+    """Put ``given``'s (the user's -c file with --set) ``ENDPOINT_KEYS`` into ``cfg`` (the run's own config); a line
+    on stderr names each that the run directory would have set otherwise."""
+    for dotted in ENDPOINT_KEYS:
+        *parents, last = dotted.split(".")
+        mine, theirs = _get(given, dotted), _get(cfg, dotted)
+        if to_plain(mine) != to_plain(theirs):
+            print(f"ding_lite: --resume: {dotted} is {to_plain(mine)!r}, from your -c file and --set, not "
+                  f"{to_plain(theirs)!r} from {run_dir}/total_config.py: a run directory never chooses the servers a "
+                  f"resume contacts", file=sys.stderr, flush=True)
+        target = _get(cfg, ".".join(parents)) if parents else cfg
+        target[last] = EasyDict(to_plain(mine)) if isinstance(mine, dict) else mine
 
 
 def pipeline_config(input_cfg: ConfigInput, seed: Optional[int], overrides: Any, exp_name: Optional[str],
