@@ -206,14 +206,17 @@ def compile_input(input_cfg: ConfigInput, seed: Optional[int], overrides=None, e
 def probe_env(cfg: EasyDict, seed: int) -> Tuple[EnvSpec, gym.Space]:
     """Make one env of ``cfg.env`` (in this process) to read its spaces, fill the env-derived config values, and
     close it; returns the spec and the env's observation space."""
-    env = env_factory(cfg.env)()
+    name, timeout = cfg.env.env_id or cfg.env.type, cfg.env.step_timeout_s
+    with watched_call(timeout, name, "__init__"):
+        env = env_factory(cfg.env)()
     try:
-        with watched_call(cfg.env.step_timeout_s, cfg.env.env_id or cfg.env.type, "reset"):
+        with watched_call(timeout, name, "reset"):
             env.reset(seed=seed)
         observation_space = env.observation_space
         spec = EnvSpec.from_spaces(observation_space, env.action_space)
     finally:
-        env.close()
+        with watched_call(timeout, name, "close"):
+            env.close()
     resolve_env_spaces(cfg, spec)
     return spec, observation_space
 

@@ -100,9 +100,10 @@ class TrainingRun(RunCheckpoints):
         # The state dict's tensors alias the parameters (training updates them in place): built once, read often.
         self._weights = self.policy.model.state_dict()
         warm_up = warm_up_steps(self.cfg) if self.env_step == 0 else 0
+        precision = getattr(self.policy, "precision_note", None)  # which forward passes run in bfloat16
         self.logger.info(f"{'resuming' if resume_from else 'starting'} {self.cfg.policy.type} on "
                          f"{self.cfg.env.env_id or self.cfg.env.type} in {os.path.abspath(self.run_dir)}: "
-                         f"{self.transport.description}")
+                         f"{self.transport.description}" + (f"; {precision()}" if precision else ""))
         if getattr(self.buffer, "compiled", True) is False:
             self.logger.info("prioritised replay on the sum tree's NumPy path (numba is not installed): "
                              f"{FAST_EXTRA_HINT} samples ~2x faster")

@@ -24,7 +24,7 @@ from ding_lite.utils.start_method import DEFAULT as START_METHOD, preload_fork_s
 from .gym_env import ROLES, env_factory
 from .output_guard import guard_outputs
 from .subprocess_vector_env import SubprocessVectorEnv
-from .watchdog import watch
+from .watchdog import watch, watched_call
 
 
 @ENV_MANAGER_REGISTRY.register("base")
@@ -78,11 +78,13 @@ def make_vector_env(env_cfg: EasyDict, num_envs: int, seed: Union[None, int, Seq
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
     manager = ENV_MANAGER_REGISTRY.get(env_cfg.manager.type)
-    if "role" in inspect.signature(manager.make).parameters:
-        venv = manager.make(env_cfg, num_envs, role=role)
-    else:
-        venv = manager.make(env_cfg, num_envs)
-    venv.env_name = env_cfg.env_id or env_cfg.type
+    name = env_cfg.env_id or env_cfg.type
+    with watched_call(env_cfg.step_timeout_s, name, "__init__", role):  # an env constructor that never returns
+        if "role" in inspect.signature(manager.make).parameters:
+            venv = manager.make(env_cfg, num_envs, role=role)
+        else:
+            venv = manager.make(env_cfg, num_envs)
+    venv.env_name = name
     venv.role = role
     venv.max_episode_steps = env_cfg.max_episode_steps
     watch(venv, env_cfg.step_timeout_s, venv.env_name, role)

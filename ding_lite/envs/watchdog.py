@@ -1,12 +1,16 @@
 """``env.step_timeout_s``: a vector env's ``step`` or ``reset`` that does not return in time stops the run with one
 line naming the env, the call, the env index and how long it has waited (``EnvHangError``, a UserError: exit status
-2, and the training loop keeps ckpt_last and writes result.json as for any error).
+2, and the training loop keeps ckpt_last and writes result.json as for any error). The same limit and line cover the
+envs' construction (``__init__``: the probe env that reads the spaces, and each vector env as it is made,
+``watched_call``) and ``close``: an env that never returns from either would keep the run from starting or, after
+result.json, from exiting.
 
 Every vector env ``make_vector_env`` makes is watched (``watch``), whatever its manager:
 
 - An ``AsyncVectorEnv`` (the 'subprocess' manager) waits on its env processes' pipes with the timeout
   (gymnasium's ``step_wait(timeout)``); the env processes that did not answer are the hung ones. The vector env is
-  then closed by terminating its processes (a graceful close would wait for the hung one forever).
+  then closed by terminating its processes (a graceful close would wait for the hung one forever). Its close is
+  timed by a timer thread that terminates the processes once the limit has passed.
 - Any other vector env steps in this process ('base', 'envpool', a user's manager), where a call cannot be cut
   safely from outside. A watcher thread notes when a call has run past the timeout and sends the calling (main)
   thread a real-time signal whose handler raises ``EnvHangError`` there: a real signal interrupts a blocking wait
@@ -209,12 +213,13 @@ class InProcessWatchdog:
 
 
 @contextlib.contextmanager
-def watched_call(timeout_s: Optional[float], env_name: str, call: str) -> Iterator[None]:
-    """A single env's ``call`` in the block (the probe env that reads the spaces) under the same watchdog."""
+def watched_call(timeout_s: Optional[float], env_name: str, call: str, role: str = "probe") -> Iterator[None]:
+    """The block (``call`` of the probe env that reads the spaces, or of a vector env of ``role`` being built: its
+    envs' ``__init__``) under the same watchdog, in this process."""
     if timeout_s is None:
         yield
         return
-    dog = InProcessWatchdog(timeout_s, env_name, "probe")
+    dog = InProcessWatchdog(timeout_s, env_name, role)
     dog.begin(call)
     try:
         yield
@@ -242,8 +247,12 @@ def _watch_in_process(venv: gym.vector.VectorEnv, timeout_s: float, env_name: st
             dog.end()
 
     def watched_close(**kwargs):
-        dog.close()
-        return close(**kwargs)
+        dog.begin("close")  # an env whose close() hangs would keep the finished run from exiting
+        try:
+            return close(**kwargs)
+        finally:
+            dog.end()
+            dog.close()
 
     venv.step, venv.reset, venv.close = watched_step, watched_reset, watched_close
 
@@ -290,7 +299,27 @@ def _watch_async(venv: AsyncVectorEnv, timeout_s: float, env_name: str, role: st
     def watched_close(**kwargs):
         if hung:  # a graceful close would wait for the hung process's answer forever
             kwargs["terminate"] = True
-        return close(**kwargs)
+            return close(**kwargs)
+        fired = []
+
+        def give_up():  # an env process whose close() hangs: end them all, then say so
+            fired.append(True)
+            for process in venv.processes:
+                if process.is_alive():
+                    process.terminate()
+
+        timer = threading.Timer(timeout_s, give_up)
+        timer.daemon = True
+        timer.start()
+        try:
+            close(**kwargs)
+        except (EOFError, OSError):  # the pipes of the processes ended above
+            if not fired:
+                raise
+        finally:
+            timer.cancel()
+        if fired:
+            raise EnvHangError(hang_message(env_name, role, "close", None, timeout_s, timeout_s))
 
     venv.step, venv.reset, venv.close = watched_step, watched_reset, watched_close
 

@@ -75,7 +75,7 @@ class APPOPolicy(IMPALAPolicy):
             return target_log_prob.detach()
         if self._updates % self._cfg.learn.target_update_freq == 0:
             self._target_model.load_state_dict(self._model.state_dict())
-        with torch.no_grad(), autocast(self._cfg.learn.autocast, self._device):
+        with torch.no_grad(), autocast(self._learn_autocast, self._device):
             out = self._forward_unroll(batch, "compute_actor", model=self._target_model)
         logit = tree_map(lambda x: batch.steps(x.float()), out["logit"])
         dist = make_dist(self._action_space, logit, self._nvec, batch.data.get("action_mask"))

@@ -11,7 +11,7 @@ from easydict import EasyDict
 
 from ding_lite.rl_utils import from_importance_weights, normalized_advantages
 from ding_lite.torch_utils import GradClipper, adam_step, kl, make_dist, make_optimizer, tree_map
-from ding_lite.torch_utils.precision import AUTOCAST_DTYPES, autocast
+from ding_lite.torch_utils.precision import AUTOCAST_SETTINGS, autocast, resolve_autocast
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
 from .checks import check_optimizer, check_positive
@@ -85,7 +85,8 @@ class IMPALAPolicy(UnrollPolicy):
             # (str) None: the learner's forward in float32. 'bfloat16': under torch.autocast (convolutions and matmuls
             # in bfloat16, the losses and the V-trace targets in float32, the weights and the optimiser float32):
             # about 2.2x the updates/s of the Nature-conv Atari learner on a CPU with AMX (docs/atari.md#learner-speed);
-            # bfloat16's 8-bit mantissa changes the numbers, so what it does to learning is measured apart.
+            # bfloat16's 8-bit mantissa changes the numbers, so what it does to learning is measured apart. 'auto':
+            # bfloat16 for a conv encoder on a CPU with AMX or AVX-512 BF16 (or a GPU with bfloat16), else float32.
             autocast=None,
             # (int) Every this many updates, the gradient norm that each loss term alone puts on the actor's encoder
             # (the shared one with model.share_encoder) is logged as grad_norm_encoder_<term> (policy, value,
@@ -111,9 +112,9 @@ class IMPALAPolicy(UnrollPolicy):
                        f"{path}.learn")
         if not 0 <= learn.lambda_ <= 1:
             raise ConfigError(f"{path}.learn.lambda_={learn.lambda_}: must be in [0, 1]")
-        if learn.autocast is not None and learn.autocast not in AUTOCAST_DTYPES:
-            raise ConfigError(f"{path}.learn.autocast={learn.autocast!r}: must be None (float32) or one of "
-                              f"{', '.join(repr(d) for d in AUTOCAST_DTYPES)}")
+        if learn.autocast not in AUTOCAST_SETTINGS:
+            raise ConfigError(f"{path}.learn.autocast={learn.autocast!r}: must be None (float32), 'bfloat16' or "
+                              f"'auto' (bfloat16 for a conv encoder where the device has native bfloat16 matmuls)")
         freq = learn.encoder_grad_norm_freq
         if isinstance(freq, bool) or not isinstance(freq, int) or freq < 0:
             raise ConfigError(f"{path}.learn.encoder_grad_norm_freq={freq!r}: must be an int >= 0 (updates; 0: off)")
@@ -132,6 +133,7 @@ class IMPALAPolicy(UnrollPolicy):
         self._optimizer = make_optimizer(learn.optim, self._params, learn.learning_rate)
         self._grad_clip = GradClipper(learn.grad_clip_type, learn.clip_value)
         self._gamma = learn.discount_factor
+        self._learn_autocast = resolve_autocast(learn.autocast, self._device, self._model)
         encoder = getattr(self._model, "actor_encoder", None)
         self._encoder_params = [] if encoder is None else [p for p in encoder.parameters() if p.requires_grad]
         self._updates = 0
@@ -141,7 +143,7 @@ class IMPALAPolicy(UnrollPolicy):
         tensors on the policy's device (and the learning rate): the learner reads them in one transfer."""
         batch = self._unroll_batch(data)
         data = batch.data  # (T, B, ...)
-        with autocast(self._cfg.learn.autocast, self._device):  # a recurrent core replays the unrolls
+        with autocast(self._learn_autocast, self._device):  # a recurrent core replays the unrolls
             out = self._forward_unroll(batch, "compute_actor_critic")
         out = tree_map(lambda x: x.float() if x.is_floating_point() else x, out)  # the losses in float32
         value = out["value"]

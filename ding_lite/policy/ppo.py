@@ -53,6 +53,7 @@ from easydict import EasyDict
 from ding_lite.rl_utils.ppo import gae, gae_next_value_rows, normalized_advantages, ppo_policy_loss, ppo_value_loss
 from ding_lite.torch_utils import GradClipper, adam_step, make_dist, make_optimizer, sample_action, tree_map
 from ding_lite.torch_utils.return_scale import ReturnScale
+from ding_lite.torch_utils.precision import AUTOCAST_SETTINGS, autocast, resolve_autocast
 from ding_lite.torch_utils.tree import leading_dim
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
@@ -118,6 +119,10 @@ class PPOPolicy(UnrollPolicy):
             clip_value=0.5,
             # (str) Optimiser: 'adam' or 'rmsprop'.
             optim="adam",
+            # (str) None: the learner's forward passes in float32. 'bfloat16': under torch.autocast (convolutions and
+            # matmuls in bfloat16; the losses, GAE, the weights and the optimiser in float32). 'auto': bfloat16 for a
+            # conv encoder on a CPU with AMX or AVX-512 BF16 (or a GPU with bfloat16), else float32.
+            autocast=None,
         ),
         collect=dict(n_sample=8),
         other=dict(
@@ -133,6 +138,9 @@ class PPOPolicy(UnrollPolicy):
         check_positive(learn, ("learning_rate", "clip_ratio", "epochs", "minibatch_size"), f"{path}.learn")
         if not 0 <= learn.gae_lambda <= 1:
             raise ConfigError(f"{path}.learn.gae_lambda={learn.gae_lambda}: must be in [0, 1]")
+        if learn.autocast not in AUTOCAST_SETTINGS:
+            raise ConfigError(f"{path}.learn.autocast={learn.autocast!r}: must be None (float32), 'bfloat16' or "
+                              f"'auto' (bfloat16 for a conv encoder where the device has native bfloat16 matmuls)")
         for key in ("value_clip", "target_kl"):
             if learn[key] is not None and not learn[key] > 0:
                 raise ConfigError(f"{path}.learn.{key}={learn[key]!r}: must be a positive number or None (off)")
@@ -182,7 +190,7 @@ class PPOPolicy(UnrollPolicy):
         if self._recurrent:
             return self._act_recurrent(obs, "collect", kwargs.get("core_state"), mode="compute_actor_critic")
         obs, mask = self._split_mask(obs)  # an action mask: sampled under it, logit stored masked
-        out = self._model(self._on_device(obs), mode="compute_actor_critic")
+        out = self._act_model(self._on_device(obs), "compute_actor_critic")
         action = sample_action(self._action_space, out["logit"], self._nvec, mask)
         return {**self._masked_output(out["logit"], mask, action), "value": out["value"]}
 
@@ -239,6 +247,7 @@ class PPOPolicy(UnrollPolicy):
         self._params = list(self._model.parameters())  # listed once: a module's parameters() walks it every call
         self._optimizer = make_optimizer(learn.optim, self._params, learn.learning_rate)
         self._grad_clip = GradClipper(learn.grad_clip_type, learn.clip_value)
+        self._learn_autocast = resolve_autocast(learn.autocast, self._device, self._model)
         self._pending_obs: List[Any] = []  # observations of the collections not yet learned from (normalize_obs)
 
     def update_obs_stats(self, samples: Dict[str, Any]) -> None:
@@ -326,10 +335,12 @@ class PPOPolicy(UnrollPolicy):
         """One gradient step on a minibatch of steps (leaves (M, ...)); its detached loss terms and diagnostics.
         A recurrent core: the M = T x b steps of b whole unrolls, rows t*b + j, replayed from ``core_state``."""
         learn = self._cfg.learn
-        if "core_state" in mb:
-            out = self._model.forward_unroll(mb["obs"], mb["core_state"], mb["done"], mode="compute_actor_critic")
-        else:
-            out = self._model(mb["obs"], mode="compute_actor_critic")
+        with autocast(self._learn_autocast, self._device):
+            if "core_state" in mb:
+                out = self._model.forward_unroll(mb["obs"], mb["core_state"], mb["done"], mode="compute_actor_critic")
+            else:
+                out = self._model(mb["obs"], mode="compute_actor_critic")
+        out = tree_map(lambda x: x.float() if x.is_floating_point() else x, out)  # the losses in float32
         dist = make_dist(self._action_space, out["logit"], self._nvec, mb.get("action_mask"))
         advantages = mb["advantage"]
         if learn.normalize_advantage:

@@ -54,6 +54,7 @@ from easydict import EasyDict
 
 from ding_lite.torch_utils import epsilon_greedy, greedy_action, mask_logits, sample_action, tree_cat, tree_map
 from ding_lite.torch_utils.tree import Tree, leading_dim, tree_leaves
+from ding_lite.torch_utils.precision import AUTOCAST_SETTINGS, autocast, describe_autocast, resolve_autocast
 from ding_lite.utils import ConfigError, UserError
 
 from .action_mask import split_mask
@@ -139,6 +140,12 @@ class UnrollPolicy(Policy):
         # step), 'compact' (x_0 .. x_T plus one slot for a truncated episode's final observation, (T+2)/T per step) or
         # 'auto': 'compact' when an observation leaf is uint8 (frames), else 'full'. See unroll_policy.py.
         obs_storage="auto",
+        collect=dict(
+            # (str) The acting forward passes (collection and evaluation): None in float32; 'bfloat16' under
+            # torch.autocast (convolutions and matmuls in bfloat16; the logits and values handed on in float32); 'auto':
+            # bfloat16 for a conv encoder on a CPU with AMX or AVX-512 BF16, or a GPU with bfloat16, else float32.
+            autocast=None,
+        ),
         eval=dict(
             # (float) Evaluation acts greedily, except that with this probability an env's step takes a uniformly
             # random action instead (discrete and multi-discrete actions). 0.05 is DeepMind's Atari protocol: it
@@ -152,6 +159,9 @@ class UnrollPolicy(Policy):
         super().check_config(cfg, path)
         if cfg.obs_storage not in ("auto", "full", "compact"):
             raise ConfigError(f"{path}.obs_storage={cfg.obs_storage!r}: must be 'auto', 'full' or 'compact'")
+        if cfg.collect.autocast not in AUTOCAST_SETTINGS:
+            raise ConfigError(f"{path}.collect.autocast={cfg.collect.autocast!r}: must be None (float32), 'bfloat16' or "
+                              f"'auto' (bfloat16 for a conv encoder where the device has native bfloat16 matmuls)")
         if not 0 <= cfg.eval.epsilon <= 1:
             raise ConfigError(f"{path}.eval.epsilon={cfg.eval.epsilon}: must be in [0, 1] (0: greedy evaluation)")
 
@@ -164,6 +174,19 @@ class UnrollPolicy(Policy):
         self._recurrent = getattr(self._model, "core", None) is not None
         self._collect_state: Optional[torch.Tensor] = None
         self._eval_state: Optional[torch.Tensor] = None
+        self._act_autocast = resolve_autocast(self._cfg.collect.autocast, self._device, self._model)
+
+    def precision_note(self) -> str:
+        """What the forward passes run in, as the run's first line says it: 'learner bfloat16, acting float32'."""
+        return describe_autocast(getattr(self, "_learn_autocast", None), getattr(self, "_act_autocast", None))
+
+    def _act_model(self, obs: Tree, mode: str, **kwargs: Any) -> Dict[str, Any]:
+        """The model's acting forward (collection, evaluation) under ``collect.autocast``; floating outputs float32."""
+        if self._act_autocast is None:
+            return self._model(obs, mode=mode, **kwargs)
+        with autocast(self._act_autocast, self._device):
+            out = self._model(obs, mode=mode, **kwargs)
+        return tree_map(lambda x: x.float() if x.is_floating_point() else x, out)
 
     def _init_eval(self) -> None:
         self._init_collect()
@@ -179,7 +202,7 @@ class UnrollPolicy(Policy):
         if self._recurrent:
             return self._act_recurrent(obs, "collect", kwargs.get("core_state"))
         obs, mask = self._split_mask(obs)
-        logit = self._model(self._on_device(obs), mode="compute_actor")["logit"]
+        logit = self._act_model(self._on_device(obs), "compute_actor")["logit"]
         return self._masked_output(logit, mask, sample_action(self._action_space, logit, self._nvec, mask))
 
     def _split_mask(self, obs: Tree) -> Tuple[Tree, Optional[torch.Tensor]]:
@@ -212,7 +235,7 @@ class UnrollPolicy(Policy):
                                 f"{leading_dim(obs)} observations; call reset(None) when the number of envs changes")
         else:
             core_state = core_state.to(self._device)
-        out = self._model(obs, mode=mode, state=core_state)
+        out = self._act_model(obs, mode, state=core_state)
         next_state = out["state"]
         if carried:
             setattr(self, f"_{which}_state", next_state)
@@ -279,7 +302,7 @@ class UnrollPolicy(Policy):
         if self._recurrent:
             return self._act_recurrent(obs, "eval", core_state)
         obs, mask = self._split_mask(obs)
-        logit = self._model(self._on_device(obs), mode="compute_actor")["logit"]
+        logit = self._act_model(self._on_device(obs), "compute_actor")["logit"]
         return self._masked_output(logit, mask, self._greedy(logit, mask))
 
     def _greedy(self, logit: Any, mask: Optional[torch.Tensor] = None) -> torch.Tensor:

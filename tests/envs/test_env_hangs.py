@@ -74,6 +74,25 @@ WRAPPERS = textwrap.dedent('''
             return self.env.step(action)
 
 
+    class HangIn(gym.Wrapper):
+        """__init__ (call='init') or close() (call='close') sleeps for good, in every env but the first `spare`
+        made in this process (0: all)."""
+
+        made = 0
+
+        def __init__(self, env, call="init", spare=0):
+            super().__init__(env)
+            HangIn.made += 1
+            self.call, self.hangs = call, HangIn.made > spare
+            if call == "init" and self.hangs:
+                time.sleep(10 ** 6)
+
+        def close(self):
+            if self.call == "close" and self.hangs:
+                time.sleep(10 ** 6)
+            return self.env.close()
+
+
     class NeverEnds(gym.Wrapper):
         """No episode ever ends: terminations and the time limit's truncations are dropped."""
 
@@ -127,6 +146,27 @@ def test_a_hung_env_stops_a_serial_run_with_one_line(tmp_path, manager, call):
         result = json.loads((tmp_path / "run_seed0" / "result.json").read_text())
         assert result["stop_reason"] == "error: EnvHangError"
         assert (tmp_path / "run_seed0" / "ckpt" / "ckpt_last.pth.tar").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("manager", ["base", "subprocess"])
+@pytest.mark.parametrize("call,spare", [("init", 0), ("init", 1), ("close", 0), ("close", 1)])
+def test_an_env_that_hangs_in_init_or_close_stops_the_run_with_one_line(tmp_path, manager, call, spare):
+    """The watchdog covered step and reset only: an env whose constructor (the probe env's, spare=0, or a vector
+    env's, spare=1) or close() never returned left the run silent for ever (a hung close after result.json)."""
+    wrappers = "env.wrappers=" + repr([{"type": "hang_wrappers:HangIn", "kwargs": {"call": call, "spare": spare}}])
+    proc = _ding_lite(tmp_path, "--set", wrappers, "--set", "env.step_timeout_s=1",
+                      "--set", f"env.manager.type={manager}", "--env-step", "600")
+    assert proc.returncode == 2, proc.stderr
+    lines = _error_lines(proc.stderr)
+    assert len(lines) == 1, proc.stderr
+    # (the subprocess manager makes and closes one env in this process to read the spaces: a hung close there is
+    # inside the vector env's __init__)
+    name = "__init__" if call == "init" or (manager == "subprocess" and spare) else "close"
+    assert "env 'CartPole-v1' (" in lines[0] and f"has not returned from {name}() for " in lines[0], lines[0]
+    assert "Traceback" not in proc.stderr
+    if call == "close" and spare and manager == "base":  # the run trained, then its envs' close hung
+        assert json.loads((tmp_path / "run_seed0" / "result.json").read_text())["stop_reason"] == "max_env_step"
 
 
 @pytest.mark.slow

@@ -56,7 +56,7 @@ def test_collection_and_evaluation_stay_float32():
 
 @pytest.mark.parametrize("value", ["float16", "bf16", True])
 def test_other_values_are_refused_naming_the_key(value):
-    with pytest.raises(ConfigError, match=r"policy\.learn\.autocast=.*must be None \(float32\) or one of 'bfloat16'"):
+    with pytest.raises(ConfigError, match=r"policy\.learn\.autocast=.*must be None \(float32\), 'bfloat16' or 'auto'"):
         compile_config(dict(env=dict(env_id="CartPole-v1"), policy=dict(learn=dict(autocast=value))),
                        dict(policy=dict(type="impala")))
 
