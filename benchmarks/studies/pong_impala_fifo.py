@@ -25,7 +25,10 @@ steps) does not shorten the flat start within 600k, with or without the loss bal
    pong_ppo.py: one per 64, batches of 256, each sample 4 times), with 2.'s loss balance.
 4. ``fifo_u8_k4_balance_bf16``: 3. with the learner's forward in bfloat16 (``policy.learn.autocast``), on a CPU with
    AMX: whether it learns as float32 does, and how much sooner it gets there.
-5. ``appo_u8_k4``: APPO (its RLlib defaults: clip 0.4, no KL term, a target network refreshed every 8 updates, once per
+5. ``fifo_t64_k4_balance_bf16``: 4. with unrolls of 64 steps (V-trace's targets over 64 steps, as PPO's GAE runs over
+   its 128): 16 unrolls per collection (1,024 env steps), 8 updates of 8 unrolls (512 steps), each unroll 4 times:
+   the same optimisation per env step as 3. and 4.
+6. ``appo_u8_k4``: APPO (its RLlib defaults: clip 0.4, no KL term, a target network refreshed every 8 updates, once per
    collection) on 3.'s data flow and loss balance.
 
     python benchmarks/learning_suite.py benchmarks/studies/pong_impala_fifo.py --jobs 2 \\
@@ -51,7 +54,10 @@ TASKS = [
          checkpoints=_CHECKPOINTS, sets=_K4),
     dict(name="fifo_u8_k4_balance_bf16", config="dizoo_configs/pong_impala.py", seeds=[10], env_step=600_000,
          checkpoints=_CHECKPOINTS, sets=_K4 + ["policy.learn.autocast=bfloat16"]),
+    dict(name="fifo_t64_k4_balance_bf16", config="dizoo_configs/pong_impala.py", seeds=[10], env_step=600_000,
+         checkpoints=_CHECKPOINTS, sets=_K4 + ["policy.learn.autocast=bfloat16", "policy.unroll_len=64",
+                                               "policy.collect.n_sample=16", "policy.learn.batch_size=8"]),
     dict(name="appo_u8_k4", config="dizoo_configs/pong_appo.py", seeds=[10], env_step=600_000,
          checkpoints=_CHECKPOINTS, sets=_K4 + ["policy.learn.clip_ratio=0.4", "policy.learn.kl_weight=0.0",
-                                               "policy.learn.target_update_freq=8"]),
+                                               "policy.learn.target_update_freq=8", "policy.learn.autocast=bfloat16"]),
 ]

@@ -2,3 +2,4 @@
 from .vac import VAC
 from .qac import QAC
 from .acer import ACER
+from .qnet import QNet

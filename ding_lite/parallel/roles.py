@@ -133,6 +133,8 @@ class CollectorRole:
         self.policy = build_worker_policy(spec, "collect")
         self.collector = SampleCollector(build_worker_env(spec, spec.cfg.env.collector_env_num, "collector"),
                                          self.policy.collect_mode)
+        # the run's env steps, as a schedule over them sees it (DQN's epsilon): about this collector's times their number
+        self.collector.env_step_scale = max(1, int(spec.cfg.parallel.collector_num or 1))
         self.version = -1
 
     def load(self, version: int, state: State) -> None:

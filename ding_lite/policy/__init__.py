@@ -6,3 +6,4 @@ from .sac import DiscreteSACPolicy, SACPolicy
 from .acer import ACERPolicy
 from .ppo import PPOPolicy
 from .appo import APPOPolicy
+from .dqn import DQNPolicy

@@ -4,6 +4,7 @@ The hot loop is vectorised over envs: one policy forward, one ``env.step`` and o
 vector step; every ``unroll_len`` steps the time-major segment ``(T, N_env, ...)`` goes through
 ``_get_train_sample`` once. Only finished episodes' bookkeeping touches individual envs.
 """
+import inspect
 from typing import Any, Dict, List, Optional, Union
 
 import gymnasium as gym
@@ -78,12 +79,18 @@ class SampleCollector(Configurable):
         self._segment: List[Dict[str, torch.Tensor]] = []
         self._env_action = env_action_adapter(env, policy.action_bound)
         self.episodes = EpisodeTracker(self.num_envs)
+        # A collect forward that takes ``env_step`` (DQN's epsilon schedule) gets the run's env steps so far: this
+        # collector's count times ``env_step_scale`` (the parallel pipeline's collectors: their number).
+        self._pass_env_step = "env_step" in inspect.signature(policy.forward).parameters
+        self.env_step_scale = 1
 
     def step(self, **policy_kwargs: Any) -> Optional[Dict[str, torch.Tensor]]:
         """One vector-env step; returns a batch of train samples when it completes a segment, else None.
 
         ``policy_kwargs`` go to the collect forward (e.g. ``random_action=True`` for a warm-up)."""
         obs = obs_to_tensor(self._obs)
+        if self._pass_env_step:
+            policy_kwargs = {"env_step": self.envstep * self.env_step_scale, **policy_kwargs}
         try:
             output = self.policy.forward(obs, **policy_kwargs)
         except EmptyActionMask as e:  # name the env and the step
