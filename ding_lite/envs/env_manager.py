@@ -24,7 +24,7 @@ from ding_lite.utils.start_method import DEFAULT as START_METHOD, preload_fork_s
 from .gym_env import ROLES, env_factory
 from .output_guard import guard_outputs
 from .subprocess_vector_env import SubprocessVectorEnv
-from .watchdog import watch, watched_call
+from .watchdog import WatchedInThisProcess, watch, watched_call
 
 
 @ENV_MANAGER_REGISTRY.register("base")
@@ -59,8 +59,12 @@ class SubprocessEnvManager(Configurable):
             # EnvBuildError's message with the whole traceback, on many lines, before it
             warnings.filterwarnings("ignore", message=r".*ERROR: ", module=r"gymnasium\.vector\.async_vector_env")
             preload_fork_server(env_cfg.manager.context)  # gymnasium starts the processes itself
-            return SubprocessVectorEnv([env_factory(env_cfg, role)] * num_envs, autoreset_mode=AutoresetMode.SAME_STEP,
-                                  context=env_cfg.manager.context, worker=worker)
+            fns = [env_factory(env_cfg, role)] * num_envs
+            # gymnasium makes one env here first, for the spaces: watched as any construction in this process (the
+            # env processes' own constructions come before their first reset, which is watched)
+            fns[0] = WatchedInThisProcess(fns[0], env_cfg.step_timeout_s, env_cfg.env_id or env_cfg.type, role)
+            return SubprocessVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP, context=env_cfg.manager.context,
+                                       worker=worker)
 
 
 def make_vector_env(env_cfg: EasyDict, num_envs: int, seed: Union[None, int, Sequence[int]] = None,
@@ -79,7 +83,10 @@ def make_vector_env(env_cfg: EasyDict, num_envs: int, seed: Union[None, int, Seq
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
     manager = ENV_MANAGER_REGISTRY.get(env_cfg.manager.type)
     name = env_cfg.env_id or env_cfg.type
-    with watched_call(env_cfg.step_timeout_s, name, "__init__", role):  # an env constructor that never returns
+    # An env constructor that never returns, in this process ('subprocess' watches its own: starting its processes
+    # takes seconds that are not the env's)
+    timeout = None if isinstance(manager, type) and issubclass(manager, SubprocessEnvManager) else env_cfg.step_timeout_s
+    with watched_call(timeout, name, "__init__", role):
         if "role" in inspect.signature(manager.make).parameters:
             venv = manager.make(env_cfg, num_envs, role=role)
         else:

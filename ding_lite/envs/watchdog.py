@@ -228,6 +228,36 @@ def watched_call(timeout_s: Optional[float], env_name: str, call: str, role: str
         dog.close()
 
 
+class WatchedInThisProcess:
+    """A picklable env factory whose calls in the process that made it run under ``watched_call`` ("__init__"):
+    the 'subprocess' manager's first factory, which gymnasium calls once here (a dummy env for the spaces, before any
+    env process starts) and then again in env process 0, where the first reset is watched instead."""
+
+    def __init__(self, make: Any, timeout_s: Optional[float], env_name: str, role: str) -> None:
+        self.make, self.timeout_s, self.env_name, self.role = make, timeout_s, env_name, role
+        self.pid = os.getpid()
+
+    def __call__(self) -> gym.Env:
+        if os.getpid() != self.pid:
+            return self.make()
+        with watched_call(self.timeout_s, self.env_name, "__init__", self.role):
+            env = self.make()
+        return _CloseWatched(env, self.timeout_s, self.env_name, self.role)  # gymnasium closes it at once
+
+
+class _CloseWatched(gym.Wrapper):
+    """The env, its ``close`` under ``watched_call``."""
+
+    def __init__(self, env: gym.Env, timeout_s: Optional[float], env_name: str, role: str) -> None:
+        super().__init__(env)
+        self._watch = (timeout_s, env_name, role)
+
+    def close(self) -> None:
+        timeout_s, env_name, role = self._watch
+        with watched_call(timeout_s, env_name, "close", role):
+            self.env.close()
+
+
 def _watch_in_process(venv: gym.vector.VectorEnv, timeout_s: float, env_name: str, role: str) -> None:
     dog = InProcessWatchdog(timeout_s, env_name, role)
     step, reset, close = venv.step, venv.reset, venv.close
