@@ -28,8 +28,9 @@ main_config = dict(
         unroll_len=20,
         model=dict(encoder_type="nature_conv", share_encoder=True),
         learn=dict(
-            # 2 updates of 32 unrolls per 32 new unrolls: each unroll is used twice (max_use 2), which halves the
-            # collection the learner waits for on a CPU; V-trace corrects for the staleness.
+            # 2 updates of 32 unrolls per 32 new unrolls, drawn uniformly with replacement among up to 2,000 unrolls
+            # (the 'columnar' replay below, each unroll removed at its second draw): what docs/atari.md's results
+            # ran with. The batch age (learner updates since a sample's collection) is in the progress line.
             update_per_collect=2,
             batch_size=32,
             learning_rate=0.0003,
@@ -37,15 +38,20 @@ main_config = dict(
             entropy_weight=0.01,
             discount_factor=0.99,
             lambda_=0.95,
-            # (float) PPO's clip of pi / mu, mu the behaviour policy of the replayed unroll.
+            # (float) PPO's clip of pi / mu, mu the behaviour policy of the replayed unroll; with the KL penalty and
+            # without a target network: APPO's defaults when docs/ppo.md's Pong runs were made (RLlib's are now).
             clip_ratio=0.2,
+            kl_weight=1.0,
+            target_update_freq=0,
             grad_clip_type="clip_norm",
             clip_value=0.5,
             learner=dict(hook=dict(log_show_after_iter=100, save_ckpt_after_iter=2000)),
         ),
         collect=dict(n_sample=32),
         eval=dict(evaluator=dict(eval_freq=500)),
-        other=dict(replay_buffer=dict(replay_buffer_size=2000, max_use=2)),
+        # Uniform replay ('columnar'), not IMPALA's default 'fifo' data flow: the settings the published runs used
+        # (issue 71's pilots of the fifo flow are in benchmarks/studies/pong_impala_fifo.py).
+        other=dict(replay_buffer=dict(type="columnar", replay_buffer_size=2000, max_use=2)),
     ),
 )
 create_config = dict(env=dict(type="gym"), env_manager=dict(type="base"), policy=dict(type="appo"))

@@ -27,8 +27,9 @@ main_config = dict(
         unroll_len=20,
         model=dict(encoder_type="nature_conv", share_encoder=True),
         learn=dict(
-            # 2 updates of 32 unrolls per 32 new unrolls: each unroll is used twice (max_use 2), which halves the
-            # collection the learner waits for on a CPU; V-trace corrects for the staleness.
+            # 2 updates of 32 unrolls per 32 new unrolls, drawn uniformly with replacement among up to 2,000 unrolls
+            # (the 'columnar' replay below, each unroll removed at its second draw): what docs/atari.md's results
+            # ran with. The batch age (learner updates since a sample's collection) is in the progress line.
             update_per_collect=2,
             batch_size=32,
             learning_rate=0.0003,
@@ -42,7 +43,9 @@ main_config = dict(
         ),
         collect=dict(n_sample=32),
         eval=dict(evaluator=dict(eval_freq=500)),
-        other=dict(replay_buffer=dict(replay_buffer_size=2000, max_use=2)),
+        # Uniform replay ('columnar'), not IMPALA's default 'fifo' data flow: the settings the published runs used
+        # (issue 71's pilots of the fifo flow are in benchmarks/studies/pong_impala_fifo.py).
+        other=dict(replay_buffer=dict(type="columnar", replay_buffer_size=2000, max_use=2)),
     ),
 )
 create_config = dict(env=dict(type="gym"), env_manager=dict(type="base"), policy=dict(type="impala"))

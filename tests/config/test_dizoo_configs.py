@@ -21,7 +21,7 @@ def test_shipped_config_compiles(path):
     if "pong" in os.path.basename(path) or "breakout" in os.path.basename(path):
         pytest.importorskip("ale_py")
     cfg = compile_config(read_config_file(path))
-    assert cfg.exp_name and cfg.policy.type in ("impala", "appo", "acer", "sac", "discrete_sac", "ppo")
+    assert cfg.exp_name and cfg.policy.type in ("impala", "appo", "acer", "sac", "discrete_sac", "ppo", "dqn")
 
 
 # config -> (policy type, env id, the range of a game score over at most 60 agent steps (240 frames)).
