@@ -55,8 +55,9 @@ TASKS = [
     dict(name="fifo_u8_k4_balance_bf16", config="dizoo_configs/pong_impala.py", seeds=[10], env_step=600_000,
          checkpoints=_CHECKPOINTS, sets=_K4 + ["policy.learn.autocast=bfloat16"]),
     dict(name="fifo_t64_k4_balance_bf16", config="dizoo_configs/pong_impala.py", seeds=[10], env_step=600_000,
-         checkpoints=_CHECKPOINTS, sets=_K4 + ["policy.learn.autocast=bfloat16", "policy.unroll_len=64",
-                                               "policy.collect.n_sample=16", "policy.learn.batch_size=8"]),
+         checkpoints=_CHECKPOINTS, sets=[s for s in _K4 if not s.startswith("policy.learn.batch_size=")] + [
+             "policy.learn.autocast=bfloat16", "policy.unroll_len=64", "policy.collect.n_sample=16",
+             "policy.learn.batch_size=8"]),
     dict(name="appo_u8_k4", config="dizoo_configs/pong_appo.py", seeds=[10], env_step=600_000,
          checkpoints=_CHECKPOINTS, sets=_K4 + ["policy.learn.clip_ratio=0.4", "policy.learn.kl_weight=0.0",
                                                "policy.learn.target_update_freq=8", "policy.learn.autocast=bfloat16"]),
