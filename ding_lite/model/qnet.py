@@ -5,7 +5,6 @@ from typing import Dict, List, Sequence, Union
 import torch
 from torch import nn
 
-from ding_lite.rl_utils.dqn import dueling_q
 from ding_lite.torch_utils.obs_encoder import ObsTree, build_obs_encoder
 from ding_lite.torch_utils.network import mlp
 from ding_lite.utils import MODEL_REGISTRY
@@ -60,8 +59,9 @@ class QNet(nn.Module):
         if self.dueling:
             adv = self.advantage_head(feature).view(B, self.num_actions, atoms)
             value = self.value_head(feature).view(B, len(self.nvec), atoms)
-            # per head and atom: V + A - mean over the head's actions (dueling_q aggregates over the last dim)
-            heads = [dueling_q(value[:, h:h + 1].transpose(1, 2), chunk.transpose(1, 2)).transpose(1, 2)
+            # per head and atom: V + A - mean over the head's actions (rl_utils.dqn.dueling_q's aggregation; the
+            # models sit below rl_utils in the layering, docs/architecture.md#layering)
+            heads = [value[:, h:h + 1] + chunk - chunk.mean(1, keepdim=True)
                      for h, chunk in enumerate(adv.split(self.nvec, dim=1))]
             out = torch.cat(heads, dim=1)  # (B, A, atoms)
         else:

@@ -227,8 +227,8 @@ def test_type_names_and_inf_are_written_back():
 
 
 def test_a_policy_ding_lite_does_not_have_is_an_error():
-    with pytest.raises(UserError, match="create_config.policy.type='dqn': ding_lite has no such policy"):
-        port_config(dict(env=dict(env_id="CartPole-v1")), dict(policy=dict(type="dqn")))
+    with pytest.raises(UserError, match="create_config.policy.type='r2d2': ding_lite has no such policy"):
+        port_config(dict(env=dict(env_id="CartPole-v1")), dict(policy=dict(type="r2d2")))
 
 
 def test_a_policy_port_does_not_map_is_an_error():

@@ -15,6 +15,7 @@ def test_cartpole_dqn_reaches_475_within_50k_steps(seed, tmp_path, monkeypatch):
     result, curve, stop_value = run_to_stop_value("cartpole_dqn", seed, 50_000, tmp_path, monkeypatch)
     message = f"result {result}; eval curve (env_step, return_mean): {curve}"
     assert stop_value >= 475
-    assert curve[0][0] == 0 and curve[0][1] < 475, message  # the untrained policy is not there yet
+    # the first evaluation follows the 1,000 random warm-up steps, before any update: not there yet
+    assert curve[0][0] <= 1000 and curve[0][1] < 475, message
     assert result["stop_reason"] == "stop_value", message
     assert result["best_return"] >= 475 and result["env_step"] <= 50_000, message
