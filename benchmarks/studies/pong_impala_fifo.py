@@ -28,8 +28,20 @@ steps) does not shorten the flat start within 600k, with or without the loss bal
 5. ``fifo_t64_k4_balance_bf16``: 4. with unrolls of 64 steps (V-trace's targets over 64 steps, as PPO's GAE runs over
    its 128): 16 unrolls per collection (1,024 env steps), 8 updates of 8 unrolls (512 steps), each unroll 4 times:
    the same optimisation per env step as 3. and 4.
+Measured for 3.-5. (2026-12-07, the same VM, two at a time; collector return per 100k env steps, entropy):
+3. fifo_u8_k4_balance (float32, 165-300 env steps/s beside the test suite): -20.1, -20.5, -20.5, -20.4 to 350k, where it
+was stopped for the next pilots (entropy 1.67, 1.39, 1.40, 1.64); 4. fifo_u8_k4_balance_bf16 (266-345 env steps/s):
+-20.2, -20.4, -20.5, -20.5, -20.5, -20.4 to 600k (entropy 1.75, 1.74, 1.47, 1.55, 1.49, 1.67), every evaluation -21;
+5. fifo_t64_k4_balance_bf16: -20.4, -20.5, -20.6 per 200k (entropy 1.64, 1.55, 1.03), final evaluation -20.
+**None left the flat start within 600k env steps**: more optimisation per env step (4 uses, one Adam step per 80 env
+steps), 64-step unrolls and bfloat16 did not shorten it at this budget (PPO's pong_ppo.py leaves -21 within 0.7M).
+Float32 and bfloat16 cannot be told apart while neither learns. The encoder's gradient norms per loss term (first
+figure of each: policy, value, entropy): the value term's 0.2-0.4 against the policy's 0.05-0.25 and the entropy's
+0.004-0.05, on a total clipped at 0.5. 6. appo_u8_k4: -20.3, -20.5, -20.4 per 200k, final evaluation -20: the same.
+Next: longer pilots (1.5M env steps) of 4. and 6. on a machine held longer, and the loss terms' balance on the encoder.
+
 6. ``appo_u8_k4``: APPO (its RLlib defaults: clip 0.4, no KL term, a target network refreshed every 8 updates, once per
-   collection) on 3.'s data flow and loss balance.
+   collection) on 3.'s data flow and loss balance, with 4.'s bfloat16 learner.
 
     python benchmarks/learning_suite.py benchmarks/studies/pong_impala_fifo.py --jobs 2 \\
         --runs-dir /tmp/runs/pong_impala_fifo --results-dir benchmarks/studies/results
