@@ -42,26 +42,18 @@ def explain(err: BaseException, env_name: str, role: str, call: str,
 def guard_outputs(venv: gym.vector.VectorEnv, env_name: str, role: str) -> gym.vector.VectorEnv:
     """Wrap ``venv``'s ``step`` and ``reset`` so that the known shape errors become ``EnvOutputError`` (see the module
     docstring); returns the same object."""
-    step, reset = venv.step, venv.reset
     space = getattr(venv, "single_observation_space", None)
 
-    def guarded_step(actions):
-        try:
-            return step(actions)
-        except (ValueError, TypeError) as err:
-            explained = explain(err, env_name, role, "step", space)
-            if explained is None:
-                raise
-            raise explained from None
+    def guarded(name: str, call):
+        def run(*args, **kwargs):
+            try:
+                return call(*args, **kwargs)
+            except (ValueError, TypeError) as err:
+                explained = explain(err, env_name, role, name, space)
+                if explained is None:
+                    raise
+                raise explained from None
+        return run
 
-    def guarded_reset(*, seed=None, options=None):
-        try:
-            return reset(seed=seed, options=options)
-        except (ValueError, TypeError) as err:
-            explained = explain(err, env_name, role, "reset", space)
-            if explained is None:
-                raise
-            raise explained from None
-
-    venv.step, venv.reset = guarded_step, guarded_reset
+    venv.step, venv.reset = guarded("step", venv.step), guarded("reset", venv.reset)
     return venv

@@ -7,7 +7,7 @@ from torch import nn
 
 from ding_lite.torch_utils.obs_encoder import ObsTree, build_obs_encoder
 from ding_lite.torch_utils.network import mlp
-from ding_lite.utils import MODEL_REGISTRY
+from ding_lite.utils import MODEL_REGISTRY, ConfigError
 
 
 @MODEL_REGISTRY.register("qnet")
@@ -30,7 +30,8 @@ class QNet(nn.Module):
         if obs_shape is None or action_shape is None:
             raise ValueError("QNet needs obs_shape and action_shape (the pipelines fill them from the env)")
         if action_space not in ("discrete", "multi_discrete"):
-            raise ValueError(f"QNet takes discrete or multi_discrete actions, not '{action_space}'")
+            raise ConfigError(f"policy.model.action_space='{action_space}': DQN's Q-network takes discrete or "
+                              f"multi-discrete actions; for this env's use 'sac' (continuous or mixed) or 'ppo'")
         self.action_space = action_space
         self.nvec = list(action_shape) if action_space == "multi_discrete" else [int(action_shape)]
         self.num_actions = sum(self.nvec)
@@ -47,8 +48,7 @@ class QNet(nn.Module):
 
     @classmethod
     def check_config(cls, cfg, path: str) -> None:
-        from ding_lite.utils import ConfigError
-        n = cfg.get("num_quantiles", 0)
+        n = cfg.num_quantiles
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise ConfigError(f"{path}.num_quantiles={n!r}: must be an int >= 0 (0: expected Q-values, DQN; N > 0: "
                               f"N quantiles, QR-DQN)")

@@ -21,20 +21,19 @@ frames) and the head. No recurrent core (transitions are sampled one by one, as 
 """
 import copy
 import math
-from collections import deque
-from typing import Any, Deque, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from easydict import EasyDict
 
 from ding_lite.rl_utils.dqn import masked_argmax, q_target, quantile_huber_loss, quantile_target, td_loss
-from ding_lite.rl_utils.nstep import nstep_first_transition
 from ding_lite.torch_utils import GradClipper, adam_step, make_optimizer, sample_action, tree_map
 from ding_lite.torch_utils.tree import leading_dim
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
 from .action_mask import split_mask
 from .base_policy import Policy
+from .transitions import TransitionHooks
 from .checks import check_optimizer, check_positive
 
 EPS_TYPES = ("linear", "exp")
@@ -49,7 +48,7 @@ def epsilon_at(eps: EasyDict, env_step: int) -> float:
 
 
 @POLICY_REGISTRY.register("dqn")
-class DQNPolicy(Policy):
+class DQNPolicy(TransitionHooks, Policy):
     """DQN and its Rainbow parts, QR-DQN with ``model.num_quantiles`` (module docstring)."""
 
     supports_priority = True
@@ -172,48 +171,6 @@ class DQNPolicy(Policy):
         obs, mask = self._split_mask(obs)
         greedy = self._greedy(self._model(self._on_device(obs))["q"], mask)
         return {"action": self._explore(greedy, mask, float(self._cfg.eval.epsilon))}
-
-    def _process_transition(self, obs: Any, policy_output: Dict[str, Any],
-                            timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-        """The standard transition; with an action mask the masks leave the observations and travel as
-        ``action_mask`` (of s) and ``next_action_mask`` (of s', whose best valid action the target takes)."""
-        key = self._cfg.action_mask_key
-        if key is None:
-            return super()._process_transition(obs, policy_output, timestep)
-        nvec = self._heads() if len(self._heads()) > 1 else None
-        obs, mask = split_mask(obs, key, nvec, check=False)
-        next_obs, next_mask = split_mask(timestep["next_obs"], key, nvec, check=False)
-        transition = super()._process_transition(obs, policy_output, {**timestep, "next_obs": next_obs})
-        if mask is not None:
-            transition.update(action_mask=mask, next_action_mask=next_mask)
-        return transition
-
-    def _init_collect(self) -> None:
-        self._nstep_window: Deque[Dict[str, Any]] = deque(maxlen=int(self._cfg.nstep))
-
-    def _reset_collect(self, env_ids: Optional[List[int]] = None) -> None:
-        """As SAC's: a full reset drops the steps held back for n-step targets; the newest step of envs reset alone
-        is marked truncated, so that no window runs into the next episode."""
-        if int(self._cfg.nstep) == 1 or not self._nstep_window:
-            return
-        if env_ids is None:
-            self._nstep_window.clear()
-        else:
-            newest = dict(self._nstep_window[-1])
-            newest["truncated"] = newest["truncated"].clone()
-            newest["truncated"][list(env_ids)] = True
-            self._nstep_window[-1] = newest
-
-    def _get_train_sample(self, segment: Dict[str, torch.Tensor]) -> Optional[Dict[str, torch.Tensor]]:
-        """Single transitions, (1, N_env, ...) -> (N_env, ...); with ``nstep`` = n > 1 the n-step sample of the step
-        n - 1 steps back (its ``discount`` gamma^m), as SAC's (:mod:`ding_lite.rl_utils.nstep`)."""
-        n = int(self._cfg.nstep)
-        if n == 1:
-            return tree_map(lambda x: x[0], segment)
-        self._nstep_window.append(tree_map(lambda x: x[0], segment))
-        if len(self._nstep_window) < n:
-            return None
-        return nstep_first_transition(self._nstep_window, self._cfg.learn.discount_factor)
 
     # ---- learn -------------------------------------------------------------------------------------------------
     def _init_learn(self) -> None:

@@ -18,8 +18,8 @@ episode that ended at step j (the collector puts it there, not the reset observa
 Segments: :func:`nstep_return` and :func:`nstep_transitions` see one time-major segment (T, B) and cut a window
 that would run past its end there, bootstrapping from the last step's ``next_obs`` with gamma^{m_t}. That is still a
 correct (shorter) m-step return; DI-engine's ``get_nstep_return_data`` also bootstraps at a trajectory's cut. SAC
-avoids even that (``SACPolicy._get_train_sample``): it keeps the last n steps of every env and
-emits the transition of n - 1 steps ago (:func:`nstep_first_transition`), whose window is then complete, so only
+and DQN avoid even that (``ding_lite/policy/transitions.py``): they keep the last n steps of every env and
+emit the transition of n - 1 steps ago (:func:`nstep_first_transition`), whose window is then complete, so only
 episode ends shorten a window.
 
 Shapes are time-major: T steps, B envs (or any batch), then the leaf's own dims.

@@ -152,6 +152,22 @@ def test_multi_discrete_heads_and_qr_dqn_update():
     assert torch.isfinite(info["total_loss"])
 
 
+def test_the_dueling_head_aggregates_as_rl_utils_dueling_q():
+    from ding_lite.rl_utils.dqn import dueling_q
+    policy = make(model=dict(dueling=True))
+    obs = torch.randn(6, OBS)
+    model = policy.model
+    feature = model.encoder(obs)
+    want = dueling_q(model.value_head(feature), model.advantage_head(feature))
+    torch.testing.assert_close(model(obs)["q"], want)
+
+
+def test_a_continuous_action_space_is_one_line_naming_the_policies_that_take_it():
+    with pytest.raises(ConfigError, match="DQN's Q-network takes discrete or multi-discrete actions; for this env's "
+                                          "use 'sac'"):
+        make(gym.spaces.Box(-1.0, 1.0, (2,), np.float32))
+
+
 def test_checkpoint_round_trip_continues_identically():
     a, b = make(seed=0, target_update_freq=2), make(seed=1, target_update_freq=2)
     a.learn_mode.forward(batch(seed=0))

@@ -15,19 +15,18 @@ The loss math is in :mod:`ding_lite.rl_utils.sac`. Shapes are batch-major: B tra
 continuous action dims.
 """
 import math
-from collections import deque
-from typing import Any, Deque, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from easydict import EasyDict
 
-from ding_lite.rl_utils.nstep import nstep_first_transition
 from ding_lite.torch_utils import make_optimizer, sample_action, tree_map
 from ding_lite.torch_utils.tree import leading_dim
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
 from ..action_mask import split_mask
 from ..base_policy import Policy
+from ..transitions import TransitionHooks
 from ..checks import check_positive
 from .action_space import SACActionSpace, SACLosses
 from .continuous import ContinuousSAC
@@ -42,7 +41,7 @@ ACTION_SPACES = {"continuous": ContinuousSAC, "discrete": DiscreteSAC, "mixed": 
 
 
 @POLICY_REGISTRY.register("sac")
-class SACPolicy(Policy):
+class SACPolicy(TransitionHooks, Policy):
     """Soft actor-critic with N critic replicas (``model.num_critics``) and automatic entropy tuning (one temperature
     per part of the action); the action space's part (acting, losses) is an :class:`~.action_space.SACActionSpace`."""
 
@@ -213,54 +212,6 @@ class SACPolicy(Policy):
         :func:`ding_lite.entry.build.resolve_action_mask` checks), and the mask (N, A) bool on the device or None."""
         obs, mask = split_mask(obs, self._cfg.action_mask_key)
         return obs, None if mask is None else mask.to(self._device)
-
-    def _process_transition(self, obs: Any, policy_output: Dict[str, Any],
-                            timestep: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-        """The standard transition; with an action mask, the masks leave the observations and travel as
-        ``action_mask`` (of s) and ``next_action_mask`` (of s', for the target V(s')), (N_env, A) bool each."""
-        key = self._cfg.action_mask_key
-        if key is None:
-            return super()._process_transition(obs, policy_output, timestep)
-        obs, mask = split_mask(obs, key, check=False)
-        next_obs, next_mask = split_mask(timestep["next_obs"], key, check=False)
-        transition = super()._process_transition(obs, policy_output, {**timestep, "next_obs": next_obs})
-        if mask is not None:
-            transition.update(action_mask=mask, next_action_mask=next_mask)
-        return transition
-
-    def _init_collect(self) -> None:
-        # policy.nstep > 1: the last nstep steps of every env, (N_env, ...) each, oldest first.
-        self._nstep_window: Deque[Dict[str, Any]] = deque(maxlen=int(self._cfg.nstep))
-
-    def _reset_collect(self, env_ids: Optional[List[int]] = None) -> None:
-        """Every env reset (``env_ids`` None, as the collector's reset): the steps held back for n-step returns are
-        dropped, like the collector's segment in progress. Some envs reset: their newest step held back is marked
-        truncated, so that no window runs from their old episode into the new one."""
-        if int(self._cfg.nstep) == 1 or not self._nstep_window:
-            return
-        if env_ids is None:
-            self._nstep_window.clear()
-        else:
-            newest = dict(self._nstep_window[-1])
-            newest["truncated"] = newest["truncated"].clone()
-            newest["truncated"][list(env_ids)] = True
-            self._nstep_window[-1] = newest
-
-    def _get_train_sample(self, segment: Dict[str, torch.Tensor]) -> Optional[Dict[str, torch.Tensor]]:
-        """Single transitions: a ``(1, N_env, ...)`` segment -> N_env samples ``(N_env, ...)``.
-
-        With ``nstep`` = n > 1, the n-step sample of the step n - 1 steps back (``rl_utils.nstep``): its window is
-        then complete, so only an episode end (terminated or truncated) shortens it, never the collection's cuts;
-        the sample's ``discount`` is gamma^m, ``next_obs`` and ``terminated`` are those of its window's last step.
-        The first n - 1 steps after a reset return None (nothing is complete yet): steps are held back, not lost,
-        apart from the n - 1 in hand when the collector resets."""
-        n = int(self._cfg.nstep)
-        if n == 1:
-            return tree_map(lambda x: x[0], segment)
-        self._nstep_window.append(tree_map(lambda x: x[0], segment))
-        if len(self._nstep_window) < n:
-            return None
-        return nstep_first_transition(self._nstep_window, self._cfg.learn.discount_factor)
 
     # ---- learn -------------------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
