@@ -1,7 +1,8 @@
 """Training env steps/s of pong_ppo.py and pong_impala.py in float32 and in bfloat16 on this machine (issue 75).
 
 Each (config, precision) is one real training run of ``--env-step`` env steps with envpool (both cores unless
-``--threads``), in a temporary directory; its rate is result.json's ``env_step_per_s``. bfloat16 is both autocast
+``--threads``), in a temporary directory; its rate is the steady one between the first and the last progress line
+of its train.log (one every 2-3k env steps), which leaves out start-up and the final evaluation. bfloat16 is both autocast
 keys: ``policy.learn.autocast`` (the learner) and ``policy.collect.autocast`` (the acting passes). The results file
 names the CPU and its bfloat16 flags: on a CPU without AMX or AVX-512 BF16 torch emulates bfloat16, and the
 bfloat16 rows are expected slower, not faster.
@@ -18,9 +19,12 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from machine import write_results  # noqa: E402
+from parallel_scaling import progress_points, steady_rates  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIGS = ("pong_ppo", "pong_impala")
+# config: train iterations between progress lines (PPO's iteration is a collection of 1,024 env steps and its 16
+# minibatch updates; IMPALA's one update, 320 env steps at the shipped 2 per 32 unrolls of 20)
+CONFIGS = {"pong_ppo": 2, "pong_impala": 8}
 PRECISIONS = {"float32": [], "bfloat16": ["--set", "policy.learn.autocast=bfloat16",
                                           "--set", "policy.collect.autocast=bfloat16"]}
 
@@ -31,12 +35,17 @@ def run(config: str, precision: str, env_step: int, threads: int, where: str) ->
            "--env-step", str(env_step), "--set", "env.manager.type=envpool",
            "--set", f"env.manager.num_threads={threads}", "--set", f"torch_threads={threads}",
            "--set", "env.stop_value=None", "--set", "policy.eval.evaluator.eval_freq=1000000",
+           "--set", f"policy.learn.learner.hook.log_show_after_iter={CONFIGS[config]}",
            *PRECISIONS[precision]]
     subprocess.run(cmd, cwd=where, check=True)
-    with open(os.path.join(where, f"{config}_{precision}_seed0", "result.json")) as f:
+    run_dir = os.path.join(where, f"{config}_{precision}_seed0")
+    with open(os.path.join(run_dir, "result.json")) as f:
         result = json.load(f)
-    return {"config": config, "precision": precision, "env_step": result["env_step"],
-            "env_step_per_s": result["env_step_per_s"], "train_iter_per_s": result["train_iter_per_s"]}
+    steady = steady_rates(progress_points(os.path.join(run_dir, "log", "train.log")))
+    if steady["env_step_per_s"] is None:
+        raise SystemExit(f"{config} {precision}: fewer than 2 progress lines in {run_dir}/log/train.log; "
+                         "raise --env-step")
+    return {"config": config, "precision": precision, "env_step": result["env_step"], **steady}
 
 
 def main() -> None:

@@ -43,6 +43,16 @@ Next: longer pilots (1.5M env steps) of 4. and 6. on a machine held longer, and 
 6. ``appo_u8_k4``: APPO (its RLlib defaults: clip 0.4, no KL term, a target network refreshed every 8 updates, once per
    collection) on 3.'s data flow and loss balance, with 4.'s bfloat16 learner.
 
+7. ``impala_ppo_flow``: IMPALA on pong_ppo.py's data flow and schedule, to tell the algorithm from the settings:
+   8 envs x 32-step unrolls, 32 unrolls per collection (1,024 env steps), 16 updates of 8 unrolls (256 steps) per
+   collection, each unroll 4 times (PPO's 4 epochs x 4 minibatches), learning rate 2.5e-4 annealed linearly to 0 over
+   2.5M env steps, value 0.25 x MSE, entropy 0.01 on normalised advantages; 1M env steps.
+8. ``appo_ppo_flow``: APPO on 7.'s flow with PPO's clip (0.1) against the behaviour policy (no target network, no KL
+   term): the nearest APPO gets to pong_ppo.py, whose evaluations are -21 to 0.41M, -11.8 at 0.61M, 0.6 at 1.02M.
+   If 8. leaves the flat start with PPO and 7. does not, the clipped surrogate is what IMPALA lacks at this
+   optimisation rate; if neither does, the difference is in V-trace's targets and advantages against GAE's.
+9. ``impala_ppo_flow_raw``: 7. with V-trace's advantages as they are (``normalize_advantage`` False).
+
     python benchmarks/learning_suite.py benchmarks/studies/pong_impala_fifo.py --jobs 2 \\
         --runs-dir /tmp/runs/pong_impala_fifo --results-dir benchmarks/studies/results
 """
@@ -73,4 +83,24 @@ TASKS = [
     dict(name="appo_u8_k4", config="dizoo_configs/pong_appo.py", seeds=[10], env_step=600_000,
          checkpoints=_CHECKPOINTS, sets=_K4 + ["policy.learn.clip_ratio=0.4", "policy.learn.kl_weight=0.0",
                                                "policy.learn.target_update_freq=8", "policy.learn.autocast=bfloat16"]),
+]
+
+_PPO_FLOW = ["env.manager.type=envpool", "env.manager.num_threads=1", "env.collector_env_num=8",
+             "policy.unroll_len=32", "policy.collect.n_sample=32", "policy.other.replay_buffer.type=fifo",
+             "policy.other.replay_buffer.replay_buffer_size=64", "policy.other.replay_buffer.max_use=4",
+             "policy.learn.batch_size=8", "policy.learn.update_per_collect=16", "policy.learn.learning_rate=0.00025",
+             "policy.learn.lr_scheduler={'type': 'linear', 'over': 'env_step', 'steps': 2500000}",
+             "policy.learn.value_weight=0.25", "policy.learn.entropy_weight=0.01",
+             "policy.learn.normalize_advantage=True", "policy.learn.autocast=bfloat16",
+             "policy.collect.autocast=bfloat16"]
+_1M = [dict(env_step=n) for n in (200_000, 400_000, 600_000, 800_000, 1_000_000)]
+TASKS += [
+    dict(name="impala_ppo_flow", config="dizoo_configs/pong_impala.py", seeds=[10], env_step=1_000_000,
+         checkpoints=_1M, sets=_PPO_FLOW),
+    dict(name="appo_ppo_flow", config="dizoo_configs/pong_appo.py", seeds=[10], env_step=1_000_000,
+         checkpoints=_1M, sets=_PPO_FLOW + ["policy.learn.clip_ratio=0.1", "policy.learn.kl_weight=0.0",
+                                            "policy.learn.target_update_freq=0"]),
+    dict(name="impala_ppo_flow_raw", config="dizoo_configs/pong_impala.py", seeds=[10], env_step=1_000_000,
+         checkpoints=_1M, sets=[s for s in _PPO_FLOW if "normalize_advantage" not in s]
+         + ["policy.learn.normalize_advantage=False"]),
 ]

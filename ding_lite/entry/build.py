@@ -1,6 +1,5 @@
 """Turning a compiled config into live components: envs, the policy (with env-derived model shapes), the buffer."""
 import re
-import warnings
 from dataclasses import dataclass, replace
 from typing import Optional, Sequence, Tuple, Union
 
@@ -15,9 +14,8 @@ from ding_lite.envs.watchdog import watched_call
 from ding_lite.envs.obs_space import obs_shape_of
 from ding_lite.policy import Policy
 from ding_lite.policy.action_mask import mask_space_problem, strip_mask_space
-from ding_lite.torch_utils.malloc import apply_setting as apply_keep_freed_memory
 from ding_lite.torch_utils.obs_norm import mark_normalized, normalized_leaves
-from ding_lite.torch_utils.precision import set_matmul_precision
+from ding_lite.torch_utils.process_settings import apply_process_settings
 from ding_lite.torch_utils.threads import auto_threads, available_cores
 from ding_lite.utils.seed import env_seeds
 from ding_lite.utils import BUFFER_REGISTRY, POLICY_REGISTRY, ConfigError, UserError
@@ -193,14 +191,17 @@ def build_buffer(cfg: EasyDict, seed: int):
 
 
 def compile_input(input_cfg: ConfigInput, seed: Optional[int], overrides=None, exp_name: Optional[str] = None) -> EasyDict:
-    """Compile main_config or (main_config, create_config) for one seed; ``torch_threads`` (for 'auto', as for a
-    learner with every core this process may use), ``matmul_precision`` and ``keep_freed_memory`` take effect here."""
-    cfg = compile_config(input_cfg, overrides=overrides, seed=seed, exp_name=exp_name)
-    torch.set_num_threads(torch_threads(cfg, available_cores()))
-    set_matmul_precision(cfg.matmul_precision)
-    if not apply_keep_freed_memory(cfg.keep_freed_memory):
-        warnings.warn("keep_freed_memory=True has no effect here: the C library is not glibc (no mallopt)")
-    return cfg
+    """Compile main_config or (main_config, create_config) for one seed. Pure: the process-wide settings
+    (``torch_threads``, ``matmul_precision``, ``keep_freed_memory``) take effect when a run starts
+    (:func:`start_process`)."""
+    return compile_config(input_cfg, overrides=overrides, seed=seed, exp_name=exp_name)
+
+
+def start_process(cfg: EasyDict, free_cores: Optional[int] = None) -> None:
+    """Apply the run's process-wide settings in this process, once, as the run starts: ``torch_threads`` (for
+    'auto', as for a learner with ``free_cores`` cores, default every core this process may use),
+    ``matmul_precision`` and ``keep_freed_memory``."""
+    apply_process_settings(cfg, torch_threads(cfg, available_cores() if free_cores is None else free_cores))
 
 
 def probe_env(cfg: EasyDict, seed: int) -> Tuple[EnvSpec, gym.Space]:

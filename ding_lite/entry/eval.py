@@ -9,7 +9,7 @@ from ding_lite.utils import UserError, set_seed
 from ding_lite.worker import Evaluator
 from ding_lite.worker.eval_video import EvalVideo
 
-from .build import ConfigInput, build, compile_input, probe_env_spec
+from .build import ConfigInput, build, compile_input, probe_env_spec, start_process
 
 
 def eval_episodes(cfg, n_episode: Optional[int]) -> int:
@@ -39,6 +39,7 @@ def eval_pipeline(input_cfg: ConfigInput, load_path: str, seed: Optional[int] = 
     (``ding_lite/worker/eval_video.py``); its path is ``result['video']``.
     """
     cfg = compile_input(input_cfg, seed, overrides)
+    start_process(cfg)
     check_cuda(cfg.policy.cuda)  # before the checkpoint is read and any env is built
     seed = cfg.seed
     episodes = eval_episodes(cfg, n_episode)

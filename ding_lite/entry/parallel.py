@@ -21,7 +21,7 @@ from ding_lite.parallel.worker_transport import WorkerTransport, prepare_backend
 from ding_lite.torch_utils.threads import available_cores
 from ding_lite.utils import POLICY_REGISTRY, set_seed
 
-from .build import ConfigInput, check_budget, torch_threads
+from .build import ConfigInput, check_budget, start_process
 from .preflight import preflight
 from .resume_config import pipeline_config
 from .run_dir import run_dir_name
@@ -52,7 +52,7 @@ def parallel_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, model:
     cfg, record = pipeline_config(input_cfg, seed, overrides, exp_name, resume, trust_config)
     resolve_parallel(cfg)
     # 'auto': the learner gets the cores that the collectors and the evaluator leave free (at least one)
-    torch.set_num_threads(torch_threads(cfg, max(1, available_cores() - cfg.parallel.collector_num - 1)))
+    start_process(cfg, max(1, available_cores() - cfg.parallel.collector_num - 1))
     seed = cfg.seed
     spec = preflight(cfg, seed, max_env_step, model, fresh=not resume)  # before any worker or env
     run_dir = run_dir_name(cfg.exp_name, seed)

@@ -8,7 +8,7 @@ from ding_lite.policy import Policy
 from ding_lite.utils import set_seed
 from ding_lite.worker.in_process_transport import InProcessTransport
 
-from .build import ConfigInput, build, check_budget
+from .build import ConfigInput, build, check_budget, start_process
 from .preflight import preflight
 from .resume_config import pipeline_config
 from .run_dir import run_dir_name
@@ -36,6 +36,7 @@ def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, env_sett
         raise NotImplementedError("env_setting is not used by ding_lite: envs come from the config's env section")
     check_budget(max_env_step, max_train_iter)
     cfg, record = pipeline_config(input_cfg, seed, overrides, exp_name, resume, trust_config)
+    start_process(cfg)
     seed = cfg.seed
     spec = preflight(cfg, seed, max_env_step, model, fresh=not resume)
     run_dir = run_dir_name(cfg.exp_name, seed)

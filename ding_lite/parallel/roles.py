@@ -20,8 +20,7 @@ import torch
 from easydict import EasyDict
 
 from ding_lite.torch_utils import tree_map
-from ding_lite.torch_utils.malloc import apply_setting as apply_keep_freed_memory
-from ding_lite.torch_utils.precision import set_matmul_precision
+from ding_lite.torch_utils.process_settings import apply_process_settings
 from ding_lite.torch_utils.threads import worker_threads
 from ding_lite.utils import UserError, seed as seeding
 from ding_lite.utils.env_worker import EnvBuildError
@@ -86,9 +85,7 @@ def prepare_worker(spec: WorkerSpec) -> None:
             sys.path.append(entry)
     for names, where in spec.imports:
         import_modules(names, where)
-    torch.set_num_threads(worker_threads(spec.cfg.torch_threads))
-    set_matmul_precision(spec.cfg.matmul_precision)
-    apply_keep_freed_memory(spec.cfg.keep_freed_memory)
+    apply_process_settings(spec.cfg, worker_threads(spec.cfg.torch_threads), warn=False)  # the learner warned
     set_seed(spec.process_seed())
 
 

@@ -1,4 +1,4 @@
-"""Every command and Python block of README.md and docs/*.md runs, so the docs cannot drift from the code.
+"""Every command and Python block of README.md, CONTRIBUTING.md and docs/*.md runs, so the docs cannot drift from the code.
 
 How (the details are in doc_blocks.py and doc_runner.py):
 
@@ -39,8 +39,8 @@ EXTRAS = {"ding_lite plot": "matplotlib", "--backend ray": "ray", "tictactoe": "
 
 
 def markdown_files() -> List[str]:
-    """README.md and docs/*.md, relative to the repository."""
-    return ["README.md"] + sorted(os.path.relpath(p, REPO) for p in glob.glob(os.path.join(REPO, "docs", "*.md")))
+    """README.md, CONTRIBUTING.md and docs/*.md, relative to the repository."""
+    return ["README.md", "CONTRIBUTING.md"] + sorted(os.path.relpath(p, REPO) for p in glob.glob(os.path.join(REPO, "docs", "*.md")))
 
 
 def blocks_of(path: str) -> List[Block]:

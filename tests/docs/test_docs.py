@@ -2,7 +2,7 @@
 
 * Every key path of the compiled IMPALA config (sections and leaves, e.g. ``policy.learn.learner.hook``) appears in
   docs/configs.md in backticks, and so does every entry of the DI-engine compatibility tables in config/compat.py.
-* Every relative link in docs/*.md and README.md points at an existing file, and an anchor (``file.md#section``)
+* Every relative link in docs/*.md, README.md and CONTRIBUTING.md points at an existing file, and an anchor (``file.md#section``)
   at an existing heading of that file (GitHub's heading ids).
 """
 import fnmatch
@@ -78,8 +78,8 @@ def heading_ids(text: str) -> List[str]:
 
 def markdown_files() -> List[str]:
     files = sorted(os.path.join(DOCS, name) for name in os.listdir(DOCS) if name.endswith(".md"))
-    readme = os.path.join(REPO, "README.md")
-    return files + ([readme] if os.path.isfile(readme) else [])
+    top = [os.path.join(REPO, name) for name in ("README.md", "CONTRIBUTING.md")]
+    return files + [path for path in top if os.path.isfile(path)]
 
 
 def relative_links(path: str) -> List[str]:

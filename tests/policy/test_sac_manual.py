@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from ding_lite.config import read_config_file
-from ding_lite.entry.build import compile_input
+from ding_lite.entry.build import compile_input, start_process
 from ding_lite.envs.obs_space import describe_obs_space
 from ding_lite.policy.sac.autograd_update import AutogradUpdate
 from ding_lite.policy.sac.compiled_update import AUTO_COMPILE_AFTER, CompileFailed, CompiledUpdate
@@ -52,6 +52,7 @@ def build(manual, overrides=None, obs_space=None, action_space="continuous", dev
                  "policy.model.action_shape": ACT}
     cfg = compile_input((main, create), 0, {**SMALL, **model, "policy.learn.manual_update": manual,
                                             "policy.cuda": device == "cuda", **(overrides or {})})
+    start_process(cfg)  # keep_freed_memory, as a run applies it
     if obs_space is not None:
         from ding_lite.envs.obs_space import obs_shape_of
         cfg.policy.model.obs_shape = obs_shape_of(cfg.policy.model.obs_space)
