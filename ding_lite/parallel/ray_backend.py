@@ -20,6 +20,7 @@ import logging
 import os
 import pickle
 import signal
+import subprocess
 import sys
 import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
@@ -29,6 +30,7 @@ import numpy as np
 from ding_lite.torch_utils.tree import tree_leaves
 from ding_lite.utils import UserError
 
+from .ray_reaper import OWNER_ENV, new_token, start_reaper, stop_reaper
 from .roles import CollectorRole, EvaluatorRole, State, WorkerKey, WorkerSpec, from_numpy, to_numpy
 from .weights import cpu_state
 
@@ -163,8 +165,7 @@ class RayBackend:
     def __init__(self, pcfg, template: State) -> None:
         ray = self.ray = _import_ray()
         self._owns_ray = not ray.is_initialized()
-        if self._owns_ray:
-            _init_ray(ray, pcfg)
+        self._reaper = _init_ray(ray, pcfg) if self._owns_ray else None
         self.queue_size = pcfg.queue_size
         self.segments_per_call = pcfg.segments_per_call
         self.sync = bool(pcfg.sync)  # resolved (a bool) by config.parallel.resolve_sync
@@ -390,6 +391,9 @@ class RayBackend:
         if self._owns_ray and self.ray.is_initialized():
             self._owns_ray = False
             self.ray.shutdown()
+        if self._reaper is not None:
+            stop_reaper(self._reaper)
+            self._reaper = None
 
 
 _TOKEN_LOGGER = "ray._private.authentication.authentication_token_setup"
@@ -424,11 +428,13 @@ def _loopback_node(ray) -> Iterator[None]:
             constants.ENABLE_RAY_CLUSTER = before
 
 
-def _init_ray(ray, pcfg) -> None:
+def _init_ray(ray, pcfg) -> Optional[subprocess.Popen]:
     """Connect to ``parallel.ray_address``, or start a private local instance (``address='local'``: never another
     cluster running on this machine), bound to the loopback address (``_loopback_node``) and, with Ray >= 2.59,
-    with token authentication on. Ray's ``init`` installs its own SIGTERM handler (exit 15 without a word); the
-    handlers in place before it are put back, so SIGTERM and Ctrl-C stop the run as under the local backend."""
+    with token authentication on; a private instance comes with its reaper (returned; ``ray_reaper.py``), which
+    kills the instance's processes when this process releases it or dies. Ray's ``init`` installs its own SIGTERM
+    handler (exit 15 without a word); the handlers in place before it are put back, so SIGTERM and Ctrl-C stop the
+    run as under the local backend."""
     kwargs: Dict[str, Any] = dict(include_dashboard=False, logging_level=logging.WARNING)
     environ = {}
     private = pcfg.ray_address is None
@@ -438,7 +444,8 @@ def _init_ray(ray, pcfg) -> None:
         # runtime_env: a worker with a runtime_env cannot be one of the Python processes Ray starts ahead, so
         # every actor would wait for a fresh one (about 0.6 s more per actor on 2 cores).
         paths = _user_paths() + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        environ = {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), SINGLE_MACHINE_ENV: "0"}
+        token = new_token()
+        environ = {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), SINGLE_MACHINE_ENV: "0", OWNER_ENV: token}
     else:
         kwargs.update(address=pcfg.ray_address)
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -447,10 +454,15 @@ def _init_ray(ray, pcfg) -> None:
     quiet = _QuietTokenNotice() if private else None
     if quiet is not None:
         logging.getLogger(_TOKEN_LOGGER).addFilter(quiet)
+    reaper = start_reaper(token) if private else None  # first: a learner killed during init leaves nothing either
     try:
         with _loopback_node(ray) if private else contextlib.nullcontext():
             ray.init(**kwargs)
-    except ConnectionError as err:
+    except BaseException as err:
+        if reaper is not None:
+            stop_reaper(reaper)
+        if not isinstance(err, ConnectionError):
+            raise
         raise UserError(f"parallel.ray_address={pcfg.ray_address!r}: cannot connect to a Ray cluster there ({err}); "
                         f"start one with `ray start --head`, or leave ray_address=None for a private local Ray "
                         f"instance") from None
@@ -465,3 +477,4 @@ def _init_ray(ray, pcfg) -> None:
         for sig, handler in handlers.items():
             if handler is not None:
                 signal.signal(sig, handler)
+    return reaper

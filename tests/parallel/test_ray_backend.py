@@ -1,9 +1,12 @@
 """``--backend ray`` on a local Ray instance: the same roles as Ray actors learn CartPole and shut down cleanly; the
-run's private instance listens on the loopback address only."""
+run's private instance listens on the loopback address only, and goes with its learner, also one killed with
+SIGKILL."""
 import ipaddress
 import os
 import socket
 import subprocess
+import sys
+import textwrap
 import time
 
 import pytest
@@ -11,7 +14,7 @@ import pytest
 from easydict import EasyDict
 
 from entry_helpers import CARTPOLE, read_eval_csv, read_result
-from test_parallel_signals import _descendants
+from test_parallel_signals import _assert_all_gone, _descendants
 
 ray = pytest.importorskip("ray", reason="the Ray backend needs the extra: pip install 'ding_lite[ray]'")
 
@@ -134,3 +137,49 @@ def test_the_private_ray_instance_listens_on_the_loopback_address_only():
         assert not exposed, f"listening beyond the loopback address: {exposed}"
     finally:
         ray.shutdown()
+
+
+# A learner that starts its private instance as a run does, with an actor, prints the actor's pid, then waits.
+_DRIVER = textwrap.dedent("""
+    import os, time
+    import ray
+    from easydict import EasyDict
+    from ding_lite.parallel.ray_backend import _init_ray
+
+    _init_ray(ray, EasyDict(ray_address=None, collector_num=1))
+
+    @ray.remote(num_cpus=0)
+    class Probe:
+        def pid(self):
+            return os.getpid()
+
+    probe = Probe.remote()
+    print(ray.get(probe.pid.remote()), flush=True)
+    time.sleep(300)
+""")
+
+
+def _name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return os.path.basename(f.read().split(b"\0")[0].decode())
+    except OSError:
+        return ""
+
+
+def test_a_killed_learner_leaves_no_ray_process_behind():
+    """kill -9 of the learner: the GCS, the raylet, the agents Ray starts under it (which outlived a killed learner
+    by minutes before the reaper) and the actor's worker are all gone within seconds (ray_reaper.py)."""
+    proc = subprocess.Popen([sys.executable, "-c", _DRIVER], stdout=subprocess.PIPE, text=True)
+    try:
+        actor = int(proc.stdout.readline())
+        left = _descendants(proc.pid)
+        names = {_name(pid) for pid in left}
+        assert actor in left and {"gcs_server", "raylet"} <= names, names
+        assert any(name.startswith("ray::") and "Agent" in name for name in names), names  # what used to linger
+    except BaseException:
+        proc.kill()
+        raise
+    proc.kill()  # SIGKILL: no clean-up code runs in the learner
+    proc.wait(10)
+    _assert_all_gone(left, within=15.0)
