@@ -285,13 +285,13 @@ def port(file: Optional[str], out: Optional[str], force: bool, walk_dir: Optiona
     if walk_dir is not None:
         if file is not None:
             raise click.UsageError("give FILE or --walk DIZOO_DIR, not both")
-        from ding_lite.config.port_walk import walk, walk_markdown
+        from ding_lite.port.walk import walk, walk_markdown
         with user_errors():
             click.echo(walk_markdown(walk(walk_dir, out)), nl=False)
         return
     if file is None:
         raise click.UsageError("Missing argument 'FILE'.")
-    from ding_lite.config.port import port_file, report
+    from ding_lite.port import port_file, report
     with user_errors():
         result, written = port_file(file, out, force)
         click.echo(report(result, file, written))

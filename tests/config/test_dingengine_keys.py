@@ -8,7 +8,7 @@ import pytest
 from dingengine_keys import ALL_KEYS, CREATE_KEYS, MAIN_KEYS
 
 from ding_lite.config import compat, compile_config
-from ding_lite.config.port import port_config, render
+from ding_lite.port import port_config, render
 from ding_lite.utils import ConfigError, UserError
 
 BASE_ENV = {"impala": "CartPole-v1", "acer": "CartPole-v1", "sac": "Pendulum-v1", "discrete_sac": "CartPole-v1"}

@@ -1,4 +1,4 @@
-"""`ding_lite.config.port`: DI-engine config files (tests/config/fixtures/dingengine_*.py, written from the key lists
+"""`ding_lite.port`: DI-engine config files (tests/config/fixtures/dingengine_*.py, written from the key lists
 of DI-engine's dizoo configs) become ding_lite config files that compile, with every change as a comment."""
 import os
 import re
@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from ding_lite.config import compile_config, read_config_file
-from ding_lite.config.port import TODO, default_out, port_config, port_file, render
+from ding_lite.port import TODO, default_out, port_config, port_file, render
 from ding_lite.utils import UserError
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")

@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from ding_lite.config import read_config_file
-from ding_lite.config.port import port_file
+from ding_lite.port import port_file
 from ding_lite.entry import serial_pipeline
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")

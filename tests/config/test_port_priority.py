@@ -5,7 +5,7 @@ priority_* keys of the same section."""
 import pytest
 
 from ding_lite.config import compile_config
-from ding_lite.config.port import port_config, render
+from ding_lite.port import port_config, render
 from ding_lite.utils import ConfigError
 
 from test_port import comments

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from ding_lite.config import compile_config, read_config_file
-from ding_lite.config.port import port_file
+from ding_lite.port import port_file
 from ding_lite.utils import ConfigError
 
 from entry_helpers import read_result

@@ -5,7 +5,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, List, Mapping, Optional, Tuple
 
-from .save import format_value
+from ding_lite.config.save import format_value
 
 WIDTH = 118
 INDENT = "    "

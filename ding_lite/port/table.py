@@ -1,6 +1,8 @@
-"""The key tables of docs/porting_from_dingengine.md, generated from the compat tables (``compat.py``); a test keeps
+"""The key tables of docs/porting_from_dingengine.md, generated from the compat tables (``ding_lite/config/compat.py``); a test keeps
 the doc equal to them."""
-from . import compat, port_ppo
+from ding_lite.config import compat
+
+from . import ppo as port_ppo
 
 
 def _cell(text: str) -> str:

@@ -5,7 +5,7 @@ The DI-engine file is read like any config file (``read_config_file``: it runs a
 
 * create_config: a dizoo env type becomes ``env.env_id`` (a gymnasium id), DI-engine modules in ``import_names`` and
   DI-engine buffer types are dropped, DI-engine manager and policy type names become ding_lite's;
-* main_config: every key ding_lite does not take is looked up in the compat tables (``compat.py``) and moved or
+* main_config: every key ding_lite does not take is looked up in the compat tables (``ding_lite/config/compat.py``) and moved or
   removed, its reason written as a comment where it was; a key with no entry, or one whose DI-engine behaviour
   ding_lite lacks, is commented out as ``# TODO(port):`` with ding_lite's own message;
 * values DI-engine reads that ding_lite does not (old gym ids, SAC's ``action_space='reparameterization'``,
@@ -23,10 +23,13 @@ from ding_lite.utils.errors import UserError
 from ding_lite.utils.file_io import atomic_write_text
 from ding_lite.utils.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY
 
-from . import compat, port_carry, port_ppo
-from .loader import read_config_file
-from .port_tree import Entry, Section, entry_at, is_identifier, render_section, short, to_section
-from .validate import unknown_key_message
+from ding_lite.config import compat
+from ding_lite.config.loader import read_config_file
+from ding_lite.config.validate import unknown_key_message
+
+from . import carry as port_carry
+from . import ppo as port_ppo
+from .tree import Entry, Section, entry_at, is_identifier, render_section, short, to_section
 
 TODO = "TODO(port):"
 OUT_SUFFIX = "_ding_lite.py"
@@ -180,7 +183,7 @@ def _drop_ignored(section: Section) -> None:
 # ---- main_config -----------------------------------------------------------------------------------------------------
 def _main_components(port: Port, facts: dict) -> None:
     """``type`` / ``import_names`` written in main_config's sections (as DI-engine's saved total_config.py has)."""
-    from .defaults import SECTION_PATHS
+    from ding_lite.config.defaults import SECTION_PATHS
     for name, path in SECTION_PATHS.items():
         entry = entry_at(port.main, path)
         if entry is not None and isinstance(entry.value, Section):
@@ -188,8 +191,8 @@ def _main_components(port: Port, facts: dict) -> None:
 
 
 def _types(port: Port) -> Dict[str, Tuple[Optional[str], List[str]]]:
-    from .compile import split_config
-    from .create import resolve_types
+    from ding_lite.config.compile import split_config
+    from ding_lite.config.create import resolve_types
     main, create = split_config(port.main.to_plain(), port.create.to_plain())
     return resolve_types(create, main, {}, "")
 
@@ -356,7 +359,7 @@ def _hoist_empty(section: Section) -> None:
 
 def port_config(main: Mapping, create: Mapping) -> Port:
     """The ding_lite version of DI-engine's ``(main_config, create_config)`` (nothing is written or compiled)."""
-    from .defaults import build_defaults, import_builtins
+    from ding_lite.config.defaults import build_defaults, import_builtins
 
     import_builtins()  # the registries the type names are checked against
     if not isinstance(main, Mapping) or not isinstance(create, Mapping):
@@ -450,7 +453,7 @@ def port_file(path: str, out: Optional[str] = None, force: bool = False) -> Tupl
 
 def compile_problems(path: str) -> Optional[str]:
     """Why the config file at ``path`` does not compile with ding_lite, or None when it does."""
-    from .compile import compile_config
+    from ding_lite.config.compile import compile_config
     try:
         compile_config(read_config_file(path))
     except UserError as err:

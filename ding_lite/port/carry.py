@@ -25,8 +25,9 @@ import os
 import re
 from typing import Any, List, Mapping, Optional
 
-from . import compat
-from .port_tree import Entry, Section, entry_at, short
+from ding_lite.config import compat
+
+from .tree import Entry, Section, entry_at, short
 
 # DI-engine 0.5.3's model defaults that differ from ding_lite's (ding/model/template/vac.py, acer.py, qac.py).
 DI_ENGINE_ENCODER = {"impala": [128, 128, 64], "acer": [128, 128, 64], "ppo": [128, 128, 64]}

@@ -87,7 +87,7 @@ def _refusal_words(message: str) -> str:
 
 
 def port_one(path: str, root: str, out_dir: str) -> Row:
-    from .port import port_file
+    from .porter import port_file
     rel = os.path.relpath(path, root).replace(os.sep, "/")
     out = os.path.join(out_dir, rel.replace("/", "__"))
     try:

@@ -23,7 +23,7 @@ that form as DI-engine steps it (a linear decay per learner iteration, ding_lite
 import math
 from typing import Any, Optional
 
-from .port_tree import Entry, Section, entry_at, short
+from .tree import Entry, Section, entry_at, short
 
 # DI-engine path -> ding_lite path: the same setting under another name or in another section.
 RENAMES = {
