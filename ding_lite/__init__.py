@@ -6,6 +6,6 @@ def __getattr__(name):
     """``ding_lite.load`` (and ``ding_lite.Agent``) imported on first use (PEP 562), so that ``import ding_lite``
     (and ``ding_lite --help``) stays light: no torch until a policy is loaded."""
     if name in ("load", "Agent"):
-        from ding_lite.entry import agent
+        from ding_lite.deploy import agent
         return getattr(agent, name)
     raise AttributeError(f"module 'ding_lite' has no attribute {name!r}")

@@ -175,7 +175,7 @@ def _train_or_eval(mode: str, config_path: Optional[str], seeds: Tuple[int, ...]
         if load_path is None:
             raise UserError("-m eval needs --load-path PATH (e.g. <run_dir>/ckpt/ckpt_best.pth.tar)")
         if config_path is None:  # the run's own config, read as literals (ding_lite/config/literal.py)
-            from ding_lite.entry.agent import resolve_checkpoint, run_config_input
+            from ding_lite.deploy.agent import resolve_checkpoint, run_config_input
             run_dir, load_path = resolve_checkpoint(load_path)
             config = run_config_input(run_dir, load_path, trust_config)
             if not trust_config:  # the evaluation imports nothing from the run directory or the working one
@@ -316,7 +316,7 @@ def export(path: str, fmt: str, out: Optional[str], with_dist: bool, force: bool
     The module is inference-only; an existing OUT is replaced only with --force. Running it needs only torch or
     onnxruntime (pip install ding_lite[export]). The run's total_config.py is read as literals, never run (see
     --trust-config). See docs/using_a_trained_policy.md."""
-    from ding_lite.entry.export import export as export_policy
+    from ding_lite.deploy.export import export as export_policy
     with user_errors():
         click.echo(export_policy(path, fmt, out, with_dist, force, trust_config))
 

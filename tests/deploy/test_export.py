@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from ding_lite.config import compile_config
-from ding_lite.entry.agent import Agent, as_batch, build_acting_policy
+from ding_lite.deploy.agent import Agent, as_batch, build_acting_policy
 from ding_lite.entry.build import resolve_env_spaces
-from ding_lite.entry.export import export_agent, input_names
+from ding_lite.deploy.export import export_agent, input_names
 from ding_lite.envs import EnvSpec
 
 BOX4 = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32)

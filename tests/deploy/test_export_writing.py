@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from ding_lite.config import compile_config
-from ding_lite.entry.agent import Agent, build_acting_policy
+from ding_lite.deploy.agent import Agent, build_acting_policy
 from ding_lite.entry.build import resolve_env_spaces
-from ding_lite.entry.export import export, export_agent
+from ding_lite.deploy.export import export, export_agent
 from ding_lite.envs import EnvSpec
 from ding_lite.utils import UserError
 

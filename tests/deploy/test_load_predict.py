@@ -11,7 +11,7 @@ import torch
 import ding_lite
 from ding_lite.config import compile_config, read_config_file
 from ding_lite.entry import serial_pipeline
-from ding_lite.entry.agent import Agent, build_acting_policy
+from ding_lite.deploy.agent import Agent, build_acting_policy
 from ding_lite.entry.build import build
 from ding_lite.envs import EnvSpec
 from ding_lite.envs.obs_space import obs_to_tensor

@@ -13,9 +13,9 @@ import torch
 
 import ding_lite
 from ding_lite.config import compile_config
-from ding_lite.entry.agent import Agent, as_batch, build_acting_policy
+from ding_lite.deploy.agent import Agent, as_batch, build_acting_policy
 from ding_lite.entry.build import resolve_env_spaces
-from ding_lite.entry.export import export_agent, input_names, output_names, DeployModule
+from ding_lite.deploy.export import export_agent, input_names, output_names, DeployModule
 from ding_lite.envs import EnvSpec
 from ding_lite.torch_utils.tree import tree_map
 from ding_lite.utils import UserError

@@ -149,8 +149,8 @@ def test_nothing_is_imported_from_the_run_or_working_directory_while_loading(run
     cd-s into ran at the first import of a name no installed package provides. Off sys.path during load."""
     shared = shared_copy(run, tmp_path)
     seen = []
-    real = ding_lite.entry.agent.run_config
-    monkeypatch.setattr(ding_lite.entry.agent, "run_config", lambda *a: seen.append(list(sys.path)) or real(*a))
+    real = ding_lite.deploy.agent.run_config
+    monkeypatch.setattr(ding_lite.deploy.agent, "run_config", lambda *a: seen.append(list(sys.path)) or real(*a))
     monkeypatch.chdir(shared)
     monkeypatch.setattr(sys, "path", ["", str(shared), *sys.path])
     ding_lite.load(".")
