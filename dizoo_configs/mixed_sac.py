@@ -1,4 +1,4 @@
-"""SAC on the mixed-action MixedTarget env (Tuple(Discrete(3), Box(2)), see ding_lite/envs/mixed_target.py): the
+"""SAC on the mixed-action MixedTarget env (Tuple(Discrete(3), Box(2)), see ding_lite/envs/toy/mixed_target.py): the
 continuous direction from the actor, the gear from the Boltzmann policy of a Q network that takes the direction as
 input, with separate alphas and target entropies. Solved at an evaluation mean of -3.0.
 

@@ -12,7 +12,7 @@ from ``POLICY_REGISTRY``; 8 envs, ``unroll_len=32``, ``n_sample = envs * 2``, on
 
 1. ``cartpole``: CartPole-v1 on today's tree against the tree of ``--base`` (default ``3a3a3dc``, the commit before
    nested observations), extracted read-only with ``git archive <base> | tar -x -C /tmp/ding_base``.
-2. ``goal_grid``: GoalGrid 5x5 (``ding_lite/envs/goal_grid.py``: a Dict of Discrete(25) goal, Box(2) position,
+2. ``goal_grid``: GoalGrid 5x5 (``ding_lite/envs/toy/goal_grid.py``: a Dict of Discrete(25) goal, Box(2) position,
    MultiBinary(4) walls) against the same env behind ``env.wrappers=['gymnasium.wrappers:FlattenObservation']``
    (one float Box of 31: the goal one-hot, position, walls).
 3. ``minigrid``: MiniGrid-Empty-5x5-v0 with ``FilterObservation(['image', 'direction'])`` (a Dict of a uint8 7x7x3

@@ -41,7 +41,7 @@ SAFE_WRAPPERS = frozenset(
         "NormalizeReward", "OrderEnforcing", "PassiveEnvChecker", "RecordEpisodeStatistics", "RepeatAction",
         "RescaleAction", "RescaleObservation", "ReshapeObservation", "ResizeObservation", "StickyAction",
         "TimeAwareObservation", "TimeLimit")]
-    + ["ding_lite.envs.masked_cartpole:HideVelocity", "ding_lite.envs.bound_actions:BoundActions",
+    + ["ding_lite.envs.toy.masked_cartpole:HideVelocity", "ding_lite.envs.bound_actions:BoundActions",
        "ding_lite.envs.mask_source:MaskFromEnv", "ding_lite.envs.atari:AtariPreprocess",
        "ding_lite.envs.atari:EpisodicLife"])
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")  # 'module.path:Name', the form a wrapper is named in

@@ -5,9 +5,5 @@ from .atari import AtariPreprocess, EpisodicLife, make_atari_env
 from .action_adapter import ACTION_BOUNDS, ActionAdapter
 from .env_spec import EnvSpec
 from .gym_env import EnvConfig, GymEnv, check_env_id, env_factory
-from .mixed_target import MixedTargetEnv
-from .moving_dot import MovingDotEnv
-from .goal_grid import GoalGridEnv
-from .wall_grid import WallGridEnv
-from .blind_cliffwalk import BlindCliffwalkEnv
+from .toy import BlindCliffwalkEnv, GoalGridEnv, MixedTargetEnv, MovingDotEnv, WallGridEnv  # registers their types
 from .pettingzoo_single import PettingZooSingle

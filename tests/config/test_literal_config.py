@@ -58,7 +58,7 @@ def test_anything_but_literals_is_refused_naming_file_line_construct_and_switch(
 def test_the_modules_a_config_names_are_listed_outside_ding_lite_and_gymnasium():
     main = {"env": {"env_id": "probe_pkg:Probe-v0", "import_names": ["ding_lite.envs"],
                     "wrappers": ["probe_wrap:W", {"type": "gymnasium.wrappers:ClipReward"},
-                                 "ding_lite.envs.masked_cartpole:HideVelocity"]}}
+                                 "ding_lite.envs.toy.masked_cartpole:HideVelocity"]}}
     create = {"policy": {"type": "impala", "import_names": ["probe_policy"]}}
     assert ("probe_policy", "create_config.policy.import_names") in named_modules(main, create)
     assert foreign_modules(main, create) == [("probe_policy", "create_config.policy.import_names"),

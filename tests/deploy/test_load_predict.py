@@ -137,7 +137,7 @@ def test_impala_continuous_mean_is_clipped_to_the_bounds():
 
 def test_nested_dict_observations_single_and_batch(runs):
     agent = ding_lite.load(runs["goal_grid"])
-    from ding_lite.envs.goal_grid import GoalGridEnv
+    from ding_lite.envs.toy.goal_grid import GoalGridEnv
     env = GoalGridEnv(nesting="nested")
     observations = [env.reset(seed=s)[0] for s in range(6)]
     batch = {"goal": np.array([o["goal"] for o in observations]),

@@ -9,7 +9,7 @@ import torch
 import ding_lite
 from ding_lite.entry import serial_pipeline
 from ding_lite.deploy.export import export
-from ding_lite.envs.wall_grid import WallGridEnv
+from ding_lite.envs.toy.wall_grid import WallGridEnv
 from ding_lite.utils import UserError
 
 

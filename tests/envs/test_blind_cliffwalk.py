@@ -6,7 +6,7 @@ import pytest
 from easydict import EasyDict
 
 from ding_lite.envs import EnvConfig, make_vector_env
-from ding_lite.envs.blind_cliffwalk import SOLVED_RETURN, BlindCliffwalkEnv
+from ding_lite.envs.toy.blind_cliffwalk import SOLVED_RETURN, BlindCliffwalkEnv
 from ding_lite.utils import ENV_REGISTRY
 
 

@@ -355,7 +355,7 @@ def test_the_config_mask_key_is_the_one_looked_for():
 
 # ---- ding_lite's own envs, MiniGrid, a config file ----------------------------------------------------------------
 @pytest.mark.parametrize("target", ["goal_grid", "wall_grid", "moving_dot", "mixed_target", "blind_cliffwalk",
-                                    "ding_lite.envs.goal_grid:GoalGridEnv", "ALE/Pong-v5"])
+                                    "ding_lite.envs.toy.goal_grid:GoalGridEnv", "ALE/Pong-v5"])
 def test_own_envs_pass(target):
     if target.startswith("ALE/"):
         pytest.importorskip("ale_py")  # Atari: ding_lite's preprocessing (envs/atari.py), collector role

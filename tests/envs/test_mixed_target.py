@@ -2,7 +2,7 @@
 import numpy as np
 
 from ding_lite.envs import EnvSpec
-from ding_lite.envs.mixed_target import GEARS, SOLVED_RETURN, MixedTargetEnv, oracle_action
+from ding_lite.envs.toy.mixed_target import GEARS, SOLVED_RETURN, MixedTargetEnv, oracle_action
 from ding_lite.utils import ENV_REGISTRY
 
 

@@ -5,7 +5,7 @@ import pytest
 from easydict import EasyDict
 
 from ding_lite.envs import EnvConfig, make_vector_env
-from ding_lite.envs.moving_dot import DOT, LEFT, PADDLE, RIGHT, SOLVED_RETURN, STAY, MovingDotEnv, tracker_action
+from ding_lite.envs.toy.moving_dot import DOT, LEFT, PADDLE, RIGHT, SOLVED_RETURN, STAY, MovingDotEnv, tracker_action
 from ding_lite.utils import ENV_REGISTRY
 
 

@@ -6,7 +6,7 @@ import torch
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from ding_lite.envs import EnvSpec
-from ding_lite.envs.goal_grid import GoalGridEnv
+from ding_lite.envs.toy.goal_grid import GoalGridEnv
 from ding_lite.envs.obs_space import (UnsupportedObsSpace, describe_obs_space, obs_shape_of,
                                       obs_to_tensor, replace_final_obs)
 from ding_lite.torch_utils.obs_encoder import obs_leaves

@@ -1,4 +1,4 @@
-"""Action masks matter: on WallGrid (``ding_lite/envs/wall_grid.py``, the 'snake' maze: a 16-step corridor where an
+"""Action masks matter: on WallGrid (``ding_lite/envs/toy/wall_grid.py``, the 'snake' maze: a 16-step corridor where an
 invalid move ends the episode with -1), masked IMPALA reaches the goal (greedy evaluation return 1 >= 0.9) within
 20k env steps, and the same agent with the mask off (``env.action_mask_key=''``: the mask is then an ordinary
 observation the model sees) does not: it dies on invalid moves and never reaches the goal in that budget.
@@ -23,7 +23,7 @@ import json
 import pytest
 
 from ding_lite.entry import serial_pipeline
-from ding_lite.envs.wall_grid import SOLVED_RETURN
+from ding_lite.envs.toy.wall_grid import SOLVED_RETURN
 
 BUDGET = 20_000
 IMPALA_POLICY = dict(

@@ -1,6 +1,6 @@
 """Nested observations learn, end to end through the serial pipeline (collector, buffer, multi-input encoder):
 
-* GoalGrid (``ding_lite/envs/goal_grid.py``, 5x5, a Dict of Discrete goal, Box position, MultiBinary walls): IMPALA and
+* GoalGrid (``ding_lite/envs/toy/goal_grid.py``, 5x5, a Dict of Discrete goal, Box position, MultiBinary walls): IMPALA and
   ACER reach an evaluation mean of 0.95 (``SOLVED_RETURN``, 20 episodes) within 60k env steps. The same IMPALA agent
   with the ``goal`` key filtered out (``env.wrappers``) stays below 0.5 at 60k: the goal is only in its own key.
 * MiniGrid-Empty-5x5-v0 (a third-party env, ``minigrid`` from the test extra), its ``mission`` Text key dropped with
@@ -19,7 +19,7 @@ import json
 import pytest
 
 from ding_lite.entry import serial_pipeline
-from ding_lite.envs.goal_grid import SOLVED_RETURN
+from ding_lite.envs.toy.goal_grid import SOLVED_RETURN
 
 BUDGET = 60_000
 DROP_MISSION = dict(type="gymnasium.wrappers:FilterObservation", kwargs=dict(filter_keys=["image", "direction"]))

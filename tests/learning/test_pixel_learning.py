@@ -25,7 +25,7 @@ import time
 import pytest
 
 from ding_lite.entry import serial_pipeline
-from ding_lite.envs.moving_dot import SOLVED_RETURN
+from ding_lite.envs.toy.moving_dot import SOLVED_RETURN
 
 BUDGET = 60_000
 

@@ -17,7 +17,7 @@ import torch
 
 from ding_lite.config import read_config_file
 from ding_lite.entry import serial_pipeline
-from ding_lite.envs.goal_grid import SOLVED_RETURN
+from ding_lite.envs.toy.goal_grid import SOLVED_RETURN
 from ding_lite.policy import PPOPolicy
 from ding_lite.utils import ENV_REGISTRY
 

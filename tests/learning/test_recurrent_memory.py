@@ -1,4 +1,4 @@
-"""A task that needs memory: CartPole-v1 with the velocities hidden (``ding_lite.envs.masked_cartpole``, positions
+"""A task that needs memory: CartPole-v1 with the velocities hidden (``ding_lite.envs.toy.masked_cartpole``, positions
 only). At the same budget (40k env steps, dizoo_configs/cartpole_impala.py otherwise unchanged, stop at an evaluation
 mean of 400), IMPALA with an LSTM core (``policy.model.core='lstm'``, 64 units) reaches at least 400 and the
 feed-forward agent stays below 200. Seed 1 for both. PPO with the core solves it too (its test's docstring).
@@ -30,7 +30,7 @@ def run(core):
 
     from ding_lite.entry import serial_pipeline
 
-    overrides = {"env.wrappers": ["ding_lite.envs.masked_cartpole:HideVelocity"], "env.stop_value": 400,
+    overrides = {"env.wrappers": ["ding_lite.envs.toy.masked_cartpole:HideVelocity"], "env.stop_value": 400,
                  "policy.model.core": core, "policy.model.core_size": 64}
     name = f"masked_{core or 'ff'}"
     with pytest.warns(UserWarning, match="stop_value=400"):  # below CartPole-v1's 475, on purpose
@@ -69,7 +69,7 @@ def test_lstm_ppo_solves_cartpole_without_velocities(seed, in_tmp):
 
     from ding_lite.entry import serial_pipeline
 
-    overrides = {"env.wrappers": ["ding_lite.envs.masked_cartpole:HideVelocity"], "env.stop_value": 400,
+    overrides = {"env.wrappers": ["ding_lite.envs.toy.masked_cartpole:HideVelocity"], "env.stop_value": 400,
                  "policy.model.core": "lstm", "policy.model.core_size": 64, "policy.learn.minibatch_size": 128,
                  "torch_threads": 1}
     with pytest.warns(UserWarning, match="stop_value=400"):  # below CartPole-v1's 475, on purpose

@@ -9,7 +9,7 @@ from easydict import EasyDict
 import ding_lite.model  # noqa: F401  (registers 'vac')
 from ding_lite.entry.build import resolve_env_spaces
 from ding_lite.envs import EnvConfig, EnvSpec, make_vector_env
-from ding_lite.envs.wall_grid import WallGridEnv
+from ding_lite.envs.toy.wall_grid import WallGridEnv
 from ding_lite.policy.action_mask import EmptyActionMask, split_mask
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 from ding_lite.worker import SampleCollector

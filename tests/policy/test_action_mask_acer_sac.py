@@ -1,4 +1,4 @@
-"""Action masks through ACER and discrete SAC on the real WallGrid env (ding_lite/envs/wall_grid.py, where an invalid
+"""Action masks through ACER and discrete SAC on the real WallGrid env (ding_lite/envs/toy/wall_grid.py, where an invalid
 move ends the episode with -1): the masks travel in the unrolls / transitions (with the next state's mask, which the
 values of x_T, final observations and s' need), the agents never take an invalid action while acting, warming up or
 evaluating, and the learner's results do not depend on what the networks say about masked actions."""
@@ -13,7 +13,7 @@ from ding_lite.config import compile_config
 from ding_lite.data import ReplayBuffer
 from ding_lite.entry.build import build, compile_input, resolve_env_spaces
 from ding_lite.envs import EnvSpec
-from ding_lite.envs.wall_grid import WallGridEnv
+from ding_lite.envs.toy.wall_grid import WallGridEnv
 from ding_lite.policy.acer import ACERPolicy
 from ding_lite.utils import ConfigError, set_seed
 from ding_lite.worker import SampleCollector

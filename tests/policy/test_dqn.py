@@ -63,7 +63,7 @@ def test_no_invalid_action_is_ever_chosen_and_the_next_mask_travels():
     """WallGrid's mask: greedy, epsilon and warm-up draws all valid (an invalid move costs -1 reward), and the
     transition keeps the next observation's mask for the target's max."""
     from ding_lite.envs import EnvConfig, make_vector_env
-    from ding_lite.envs.wall_grid import WallGridEnv
+    from ding_lite.envs.toy.wall_grid import WallGridEnv
     from ding_lite.worker import SampleCollector
     env = WallGridEnv()
     pol = DQNPolicy.default_config()

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from ding_lite.envs.mixed_target import GEARS
+from ding_lite.envs.toy.mixed_target import GEARS
 from ding_lite.policy.base_policy import EvalMode
 from ding_lite.policy.sac import DiscreteSACPolicy
 from ding_lite.torch_utils import tree_stack

@@ -5,7 +5,7 @@ and drops both velocities, so a feed-forward policy sees positions only and must
 recurrent one (``policy.model.core='lstm'``) can difference successive positions. Used by the memory test of the
 recurrent core (tests/learning/test_recurrent_memory.py, docs/recurrent.md)::
 
-    env=dict(env_id="CartPole-v1", wrappers=["ding_lite.envs.masked_cartpole:HideVelocity"])
+    env=dict(env_id="CartPole-v1", wrappers=["ding_lite.envs.toy.masked_cartpole:HideVelocity"])
 """
 import gymnasium as gym
 import numpy as np
