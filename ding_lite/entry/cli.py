@@ -198,7 +198,7 @@ def _train_or_eval(mode: str, config_path: Optional[str], seeds: Tuple[int, ...]
         overrides.append(f"parallel.backend={backend}")
     from ding_lite.entry.build import check_budget, compile_input
     check_budget(max_env_step, max_train_iter)
-    from ding_lite.entry.run_dir import check_run_dir, run_dir_name
+    from ding_lite.run.run_dir import check_run_dir, run_dir_name
     if mode == "parallel":
         from ding_lite.entry.parallel import parallel_pipeline as pipeline
     else:

@@ -24,7 +24,7 @@ from ding_lite.utils import POLICY_REGISTRY, set_seed
 from .build import ConfigInput, check_budget, start_process
 from .preflight import preflight
 from .resume_config import pipeline_config
-from .run_dir import run_dir_name
+from ding_lite.run.run_dir import run_dir_name
 from .training_loop import TrainingRun, run_training
 
 

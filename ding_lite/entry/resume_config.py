@@ -23,7 +23,7 @@ from ding_lite.utils.dict_tools import to_plain
 from ding_lite.utils.file_io import io_error
 
 from .build import ConfigInput, compile_input
-from .run_dir import run_dir_name
+from ding_lite.run.run_dir import run_dir_name
 
 RECORD_NAME = "resume_overrides.jsonl"
 # Sections and keys that name a network endpoint (a tracker's server and account, a Ray cluster, which speaks

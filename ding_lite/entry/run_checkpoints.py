@@ -21,7 +21,7 @@ from ding_lite.run.checkpoint import (check_checkpoint_fits, check_env_fits, che
 from ding_lite.utils import UserError, get_rng_state, set_rng_state
 from ding_lite.worker import Learner
 
-from .run_dir import best_return_on_disk
+from ding_lite.run.run_dir import best_return_on_disk
 
 RESUME_COUNTERS = ("train_iter", "env_step", "last_eval_iter", "best_return", "last_return", "wall_time")
 

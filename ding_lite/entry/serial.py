@@ -11,7 +11,7 @@ from ding_lite.worker.in_process_transport import InProcessTransport
 from .build import ConfigInput, build, check_budget, start_process
 from .preflight import preflight
 from .resume_config import pipeline_config
-from .run_dir import run_dir_name
+from ding_lite.run.run_dir import run_dir_name
 from .training_loop import TrainingRun, run_training
 
 

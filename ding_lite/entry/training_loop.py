@@ -36,7 +36,7 @@ from ding_lite.worker.transport import Arrival, Transport
 from .build import build_buffer
 from .resume_config import resume_record, write_resume_record
 from .run_checkpoints import RunCheckpoints
-from .run_dir import STOP_REQUEST, acquire_run_dir, last_good_checkpoint, remove_fresh_outputs, resumable, stop_request
+from ding_lite.run.run_dir import STOP_REQUEST, acquire_run_dir, last_good_checkpoint, remove_fresh_outputs, resumable, stop_request
 
 SUPERVISE_EVERY_S = 0.1
 PENDING_EVAL_TIMEOUT_S = 60.0

@@ -17,7 +17,7 @@ from ding_lite.utils import UserError
 
 METRICS = ("final", "best", "auc")
 POLL_S = 0.25  # how often a running trial's eval.csv is read
-STOP_REQUEST = "stop_request"  # the file a run stops on (ding_lite.entry.run_dir; its first word: the stop reason)
+STOP_REQUEST = "stop_request"  # the file a run stops on (ding_lite.run.run_dir; its first word: the stop reason)
 STOP_GRACE_S = 60.0  # after a stop request, how long a run may take to end before it is sent SIGTERM
 
 

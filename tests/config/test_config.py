@@ -544,7 +544,7 @@ def test_act_scale_message_says_sac_rescales():
 
 
 def test_an_exp_name_ending_in_its_seed_is_not_doubled():
-    from ding_lite.entry.run_dir import run_dir_name
+    from ding_lite.run.run_dir import run_dir_name
     assert run_dir_name("pendulum_sac_seed0", 0) == "pendulum_sac_seed0"
     assert run_dir_name("pendulum_sac_seed0", 1) == "pendulum_sac_seed0_seed1"
     assert run_dir_name("pendulum_sac", 2) == "pendulum_sac_seed2"

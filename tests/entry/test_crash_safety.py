@@ -267,7 +267,7 @@ def test_the_lock_is_released_when_a_run_is_killed(tmp_path, cli, monkeypatch):
 
 def test_two_fresh_runs_with_one_name(cli, in_tmp):
     """The second finds the first's finished directory: one clear line, nothing overwritten."""
-    from ding_lite.entry.run_dir import acquire_run_dir
+    from ding_lite.run.run_dir import acquire_run_dir
 
     lock = acquire_run_dir(RUN, resume=False)  # a run that is starting right now
     try:

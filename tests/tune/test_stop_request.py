@@ -10,7 +10,7 @@ from entry_helpers import CARTPOLE, SMALL_DICT, read_result
 
 from ding_lite.config import read_config_file
 from ding_lite.entry.serial import serial_pipeline
-from ding_lite.entry.run_dir import STOP_REQUEST, stop_request
+from ding_lite.run.run_dir import STOP_REQUEST, stop_request
 from ding_lite.tune.trial import STOP_REQUEST as TUNE_STOP_REQUEST
 
 

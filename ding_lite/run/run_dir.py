@@ -15,8 +15,8 @@ import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ding_lite.run import load_checkpoint
-from ding_lite.run.trackers import TRACKERS_FILE
+from .checkpoint import load_checkpoint
+from .trackers import TRACKERS_FILE
 from ding_lite.utils import RunLockedError, UserError
 from ding_lite.utils.file_io import current_umask, find_symlink, io_error, remove_temp_files, symlink_error
 
