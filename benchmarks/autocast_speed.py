@@ -52,6 +52,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env-step", type=int, default=30_000)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--output", default=None, help="the results file (default benchmarks/results/autocast_speed.json)")
     args = parser.parse_args()
     from ding_lite.torch_utils.precision import CPU_BF16_FLAGS, cpu_flags
     model, flags = cpu_flags()
@@ -64,7 +65,9 @@ def main() -> None:
     for config in CONFIGS:
         f32, b16 = (next(r for r in rows if r["config"] == config and r["precision"] == p) for p in PRECISIONS)
         print(f"{config}: bfloat16 / float32 = {b16['env_step_per_s'] / f32['env_step_per_s']:.2f}x")
-    write_results("autocast_speed", rows=rows, env_step=args.env_step, threads=args.threads, cpu=model,
+    results_dir, name = (os.path.split(os.path.splitext(os.path.abspath(args.output))[0]) if args.output
+                         else (None, "autocast_speed"))
+    write_results(name, **({"results_dir": results_dir} if results_dir else {}), rows=rows, env_step=args.env_step, threads=args.threads, cpu=model,
                   bf16_flags=sorted(set(CPU_BF16_FLAGS) & flags))
 
 

@@ -10,7 +10,7 @@ import time
 from typing import Any, Dict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RESULTS = os.path.join(HERE, "results")  # the suite's results (benchmarks/run.py)
+RESULTS = os.path.join(HERE, "results")  # the suite's results (benchmarks/speed_suite.py)
 STUDY_RESULTS = os.path.join(HERE, "studies", "results")  # the studies' results (benchmarks/studies/README.md)
 
 

@@ -1,11 +1,11 @@
 """The benchmark suite in one command: every benchmark that docs/benchmarks.md reports, each writing
 ``benchmarks/results/<name>.json`` (its figures, the machine and the date).
 
-    python benchmarks/run.py                   # the whole suite: about 45 minutes on an idle 2-core machine
-    python benchmarks/run.py --quick           # every benchmark at a tiny budget (seconds each): checks that they
+    python benchmarks/speed_suite.py                   # the whole suite: about 45 minutes on an idle 2-core machine
+    python benchmarks/speed_suite.py --quick           # every benchmark at a tiny budget (seconds each): checks that they
                                                # run; writes to a temporary directory, not benchmarks/results/
-    python benchmarks/run.py --only buffer collector_throughput
-    python benchmarks/run.py --results-dir /tmp/my_results
+    python benchmarks/speed_suite.py --only buffer collector_throughput
+    python benchmarks/speed_suite.py --results-dir /tmp/my_results
 
 Each benchmark is a script of this directory, run in a process of its own (``python benchmarks/<name>.py``, which
 also runs on its own with more options: see its ``--help``). One whose peer library or device is missing is
@@ -68,6 +68,8 @@ SUITE: List[Benchmark] = [
               10, quick=("--quick",), skip=missing("stable_baselines3", "the bench extra: pip install -e '.[bench]'")),
     Benchmark("parallel_scaling", "serial against parallel mode (1 and 2 collectors), CartPole IMPALA", 5,
               full=("--repeats", "5"), quick=("--modes", "parallel1", "--env-step", "2000")),
+    Benchmark("autocast_speed", "Pong PPO and IMPALA training env steps/s in float32 and bfloat16 (envpool)", 5,
+              quick=("--env-step", "5000"), skip=missing("envpool", "pip install envpool (and the atari extra)")),
     Benchmark("gpu_check", "every policy with policy.cuda=True: learner updates/s, syncs per update", 3,
               skip=no_cuda),
 ]

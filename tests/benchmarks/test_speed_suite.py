@@ -1,4 +1,4 @@
-"""benchmarks/run.py, the suite's one command, in its quick form: every benchmark runs (or is skipped with one line
+"""benchmarks/speed_suite.py, the suite's one command, in its quick form: every benchmark runs (or is skipped with one line
 where its peer library or device is missing) and writes one results file with the machine and the date."""
 import json
 import os
@@ -8,7 +8,7 @@ import sys
 import pytest
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
-RUN = os.path.join(REPO, "benchmarks", "run.py")
+RUN = os.path.join(REPO, "benchmarks", "speed_suite.py")
 
 
 def quick(tmp_path, *names: str) -> subprocess.CompletedProcess:
