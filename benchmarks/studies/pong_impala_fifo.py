@@ -52,6 +52,7 @@ Next: longer pilots (1.5M env steps) of 4. and 6. on a machine held longer, and 
    If 8. leaves the flat start with PPO and 7. does not, the clipped surrogate is what IMPALA lacks at this
    optimisation rate; if neither does, the difference is in V-trace's targets and advantages against GAE's.
 9. ``impala_ppo_flow_raw``: 7. with V-trace's advantages as they are (``normalize_advantage`` False).
+10. ``ppo_control``: pong_ppo.py itself on the same seed, envpool and bfloat16: the curve 7.-9. are read against.
 
     python benchmarks/learning_suite.py benchmarks/studies/pong_impala_fifo.py --jobs 2 \\
         --runs-dir /tmp/runs/pong_impala_fifo --results-dir benchmarks/studies/results
@@ -103,4 +104,7 @@ TASKS += [
     dict(name="impala_ppo_flow_raw", config="dizoo_configs/pong_impala.py", seeds=[10], env_step=1_000_000,
          checkpoints=_1M, sets=[s for s in _PPO_FLOW if "normalize_advantage" not in s]
          + ["policy.learn.normalize_advantage=False"]),
+    dict(name="ppo_control", config="dizoo_configs/pong_ppo.py", seeds=[10], env_step=1_000_000, checkpoints=_1M,
+         sets=["env.manager.type=envpool", "env.manager.num_threads=1", "policy.learn.autocast=bfloat16",
+               "policy.collect.autocast=bfloat16"]),
 ]

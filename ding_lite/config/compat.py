@@ -267,11 +267,16 @@ DIZOO_NON_GYMNASIUM_ENVS: Dict[str, str] = {
     "procgen": "dizoo's wrapper of OpenAI's Procgen games, from the procgen package for gym 0.x",
     "rocket": "dizoo's own rocket-recycling env, not registered with gymnasium",
     "gym_hybrid": "dizoo's wrapper of the gym-hybrid package for gym 0.x, with a parametrised action space",
+    "bitflip": "dizoo's own bit-flipping env (the HER paper's), not registered with gymnasium",
+    "gfootball": "dizoo's wrapper of Google Research Football, from the gfootball package",
+    "stocks-v0": "dizoo's wrapper of the gym-anytrading package's stock-trading env, for gym 0.x",
 }
 
 # gym ids of DI-engine's dizoo configs -> the gymnasium 1.x id of the same env.
 DI_ENGINE_ENV_IDS: Dict[str, str] = {
     "LunarLander-v2": "LunarLander-v3",
+    "CarRacing-v2": "CarRacing-v3",
+    "Taxi-v3": "Taxi-v4",  # v4 fixes only the optional is_rainy and fickle_passenger, both off by default
     "LunarLanderContinuous-v2": "LunarLanderContinuous-v3",
     "BipedalWalker-v2": "BipedalWalker-v3",
     "Ant-v3": "Ant-v5",
@@ -374,14 +379,28 @@ def main_key_pattern(path: Sequence[str], wildcard: bool) -> Optional[str]:
     return None
 
 
+# (policy type, DI-engine key) -> the reason and fix where that policy reads the key elsewhere (before
+# MAIN_CONFIG_KEYS, whose entry is about the other policies).
+POLICY_KEY_PLACES: Dict[Tuple[str, str], str] = {
+    ("dqn", "policy.discount_factor"): "DI-engine's DQN key for gamma; ding_lite's dqn reads "
+                                       "policy.learn.discount_factor: move it there (`ding_lite port` does)",
+    ("dqn", "policy.other.eps"): "DI-engine's place for DQN's epsilon-greedy schedule; ding_lite's dqn reads "
+                                 "policy.collect.eps (the same 'exp' and 'linear' schedules over env steps): move it "
+                                 "there (`ding_lite port` does)",
+}
+
+
 def main_key_reason(path: Sequence[str], policy_type: Optional[str], wildcard: bool) -> Optional[str]:
-    """The reason and fix for the unknown key ``path`` of main_config, from ``MAIN_CONFIG_KEYS``, or None.
+    """The reason and fix for the unknown key ``path`` of main_config, from ``POLICY_KEY_PLACES`` and
+    ``MAIN_CONFIG_KEYS``, or None.
 
     ``wildcard=False`` looks at exact entries only, ``wildcard=True`` at the '*' fallbacks only.
     """
     pattern = main_key_pattern(path, wildcard)
     if pattern is None:
         return None
+    if not wildcard and (str(policy_type), pattern) in POLICY_KEY_PLACES:
+        return POLICY_KEY_PLACES[(str(policy_type), pattern)]
     return MAIN_CONFIG_KEYS[pattern].replace("{policy}", str(policy_type)).replace("{key}", str(path[-1]))
 
 

@@ -18,6 +18,10 @@ from .compat import IGNORED_KEYS, main_key_reason, value_reason
 _NOT_RELOCATED = ("type", "import_names")
 
 
+# Leaf keys whose None turns a feature off whatever their default (a str option): None is their documented value.
+NONE_MEANS_OFF = frozenset({"grad_clip_type"})
+
+
 def dotted(path: Sequence[Any]) -> str:
     return ".".join(str(k) for k in path)
 
@@ -169,7 +173,7 @@ def _walk(layer: dict, level: Mapping, prefix: tuple, root: Mapping, free_form: 
             del layer[key]
             continue
         default = level[key]
-        expected = expected_type(value, default)
+        expected = None if value is None and key in NONE_MEANS_OFF else expected_type(value, default)
         if expected is not None and any(expected_type(value, d) is None for d in shadowed.get(dotted(path), ())):
             expected = None
         if expected is not None:

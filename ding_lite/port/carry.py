@@ -30,7 +30,7 @@ from ding_lite.config import compat
 from .tree import Entry, Section, entry_at, short
 
 # DI-engine 0.5.3's model defaults that differ from ding_lite's (ding/model/template/vac.py, acer.py, qac.py).
-DI_ENGINE_ENCODER = {"impala": [128, 128, 64], "acer": [128, 128, 64], "ppo": [128, 128, 64]}
+DI_ENGINE_ENCODER = {"impala": [128, 128, 64], "acer": [128, 128, 64], "ppo": [128, 128, 64], "dqn": [128, 128, 64]}
 DI_ENGINE_SAC_HEAD_SIZE = 64
 SAC_TYPES = ("sac", "discrete_sac")
 
@@ -134,6 +134,10 @@ def _ppo_refusal(main: Mapping, create: Mapping, policy: str) -> Optional[str]:
         return (f"a non-gymnasium env config (create_config.env.type='{env}': {compat.DIZOO_NON_GYMNASIUM_ENVS[env]}): "
                 f"ding_lite makes envs by gymnasium id and this env has none; to train it, register a gymnasium "
                 f"version of your own (docs/custom_env.md) and write its config by hand")
+    if env is None and _get(main, "env.env_id") is None:
+        return ("an env-less config (neither create_config.env.type nor env.env_id: its __main__ block "
+                "builds the env itself): ding_lite makes envs by gymnasium id; set env.env_id, or register your env "
+                "(docs/custom_env.md) and write its config by hand")
     return None
 
 

@@ -28,6 +28,7 @@ from ding_lite.config.loader import read_config_file
 from ding_lite.config.validate import unknown_key_message
 
 from . import carry as port_carry
+from . import dqn as port_dqn
 from . import ppo as port_ppo
 from .tree import Entry, Section, entry_at, is_identifier, render_section, short, to_section
 
@@ -377,9 +378,13 @@ def port_config(main: Mapping, create: Mapping) -> Port:
     types = _types(port)
     if types["policy"][0] == "ppo":
         port_ppo.port_ppo(port)
+    elif types["policy"][0] == "dqn":
+        port_dqn.port_dqn(port)
     defaults = build_defaults(types, port.main.to_plain().get("policy", {}))
     _walk(port, port.main, defaults.tree, (), defaults.tree, defaults.free_form, types["policy"][0], facts)
     port_carry.carry_model(port, types["policy"][0], facts["atari"])
+    if types["policy"][0] == "dqn":
+        port_dqn.carry_head(port)
     port_carry.carry_n_sample(port, defaults.tree)
     _set_env_id(port, facts)
     _drop_obs_shape(port, facts)

@@ -21,9 +21,9 @@ entries, ported by the walk like any other. ``learn.lr_scheduler=dict(epoch_num,
 that form as DI-engine steps it (a linear decay per learner iteration, ding_lite/torch_utils/lr_schedule.py).
 """
 import math
-from typing import Any, Optional
+from typing import Any
 
-from .tree import Entry, Section, entry_at, short
+from .tree import entry_at, path_of, set_value, take
 
 # DI-engine path -> ding_lite path: the same setting under another name or in another section.
 RENAMES = {
@@ -51,69 +51,28 @@ DEFAULTS = {
 DI_ENGINE_CLIP_RATIO = 0.2
 
 
-def _path(dotted: str) -> tuple:
-    return tuple(dotted.split("."))
-
-
-def _section(root: Section, path: tuple) -> Optional[Section]:
-    """The section at ``path``, made where absent; None where a value sits on the way."""
-    node = root
-    for key in path:
-        node = node.child(key)
-        if not isinstance(node, Section):
-            return None
-    return node
-
-
-def _take(port: Any, source: str, note: Optional[str] = None) -> Any:
-    """Remove the key at ``source`` (leaving ``note``, if any, where it was); its value, or None when absent."""
-    path = _path(source)
-    parent = entry_at(port.main, path[:-1])
-    if parent is None or not isinstance(parent.value, Section) or not parent.value.has(path[-1]):
-        return None
-    section = parent.value
-    entry = section.find(path[-1])
-    section.entries[section.entries.index(entry)] = Entry(None, notes=entry.notes + ([note] if note else []))
-    return entry.value
-
-
-def _set(port: Any, dest: str, value: Any, note: str, summary: str) -> None:
-    path = _path(dest)
-    section = _section(port.main, path[:-1])
-    if section is None:
-        port.todos.append(f"{dest}={short(value)}: {note}")
-        return
-    existing = section.find(path[-1])
-    if existing is not None:
-        existing.value = value
-        existing.notes.append(note)
-    else:
-        section.put(path[-1], value, note)
-    port.changes.append(summary)
-
-
 def port_ppo(port: Any) -> None:
     """Rewrite the DI-engine PPO settings of ``port.main`` as ding_lite's ppo takes them (module docstring)."""
     for source, dest in RENAMES.items():
-        if entry_at(port.main, _path(dest)) is not None:
+        if entry_at(port.main, path_of(dest)) is not None:
             continue  # ding_lite's own key is set: the walk reports the DI-engine one
-        value = _take(port, source)  # one comment per change: at the new place
+        value = take(port, source)  # one comment per change: at the new place
         if value is not None:
-            _set(port, dest, value, f"moved {source} -> {dest}: ding_lite's name and place for it",
+            set_value(port, dest, value, f"moved {source} -> {dest}: ding_lite's name and place for it",
                  f"moved    {source} -> {dest}")
     _carry_collection(port)
     clip = entry_at(port.main, ("policy", "learn", "clip_ratio"))
     clip = clip.value if clip is not None else DI_ENGINE_CLIP_RATIO
     if entry_at(port.main, ("policy", "learn", "value_clip")) is None:
-        _set(port, "policy.learn.value_clip", clip,
+        set_value(port, "policy.learn.value_clip", clip,
              f"set policy.learn.value_clip={clip}: DI-engine's PPO always clips the value loss with clip_ratio",
              f"set      policy.learn.value_clip={clip} (DI-engine clips the value loss with clip_ratio)")
     for dest, (value, key) in DEFAULTS.items():
-        if entry_at(port.main, _path(dest)) is None:
-            _set(port, dest, value, f"set {dest}={value}: DI-engine's default of {key}, which this config leaves "
+        if entry_at(port.main, path_of(dest)) is None:
+            set_value(port, dest, value, f"set {dest}={value}: DI-engine's default of {key}, which this config leaves "
                                     f"unset (ding_lite's default differs)",
                  f"set      {dest}={value} (DI-engine's default)")
-    unset = [f"{k.split('.')[-1]}={v}" for k, v in UNFOLLOWED_DEFAULTS.items() if entry_at(port.main, _path(k)) is None]
+    unset = [f"{k.split('.')[-1]}={v}" for k, v in UNFOLLOWED_DEFAULTS.items() if entry_at(port.main, path_of(k)) is None]
     if unset:
         port.change(port.main.child("policy"),
                     f"note: DI-engine's PPO defaults {', '.join(unset)}, which this config leaves on; ding_lite's ppo "
@@ -123,7 +82,7 @@ def port_ppo(port: Any) -> None:
 
 def _carry_collection(port: Any) -> None:
     """DI-engine's n_sample steps per collection -> one unroll of ceil(n_sample / envs) steps per env."""
-    unroll = _take(port, "policy.collect.unroll_len",
+    unroll = take(port, "policy.collect.unroll_len",
                    "removed policy.collect.unroll_len: DI-engine's PPO samples are single steps (GAE runs over each "
                    "env's trajectory); ding_lite's ppo trains on whole unrolls, of policy.unroll_len steps (below)")
     if unroll is not None:
@@ -143,8 +102,8 @@ def _carry_collection(port: Any) -> None:
     why = (f"DI-engine's PPO collects n_sample={steps} env steps per collection, {unroll_len} per env with "
            f"collector_env_num={envs}; ding_lite's ppo trains once per collection on one unroll of policy.unroll_len "
            f"steps per env, so n_sample, learn.batch_size and the buffer count {envs} unrolls")
-    _set(port, "policy.unroll_len", unroll_len, f"set policy.unroll_len={unroll_len}: {why}",
+    set_value(port, "policy.unroll_len", unroll_len, f"set policy.unroll_len={unroll_len}: {why}",
          f"set      policy.unroll_len={unroll_len} ({steps} steps per collection over {envs} envs)")
     for dest in ("policy.collect.n_sample", "policy.learn.batch_size", "policy.other.replay_buffer.replay_buffer_size"):
-        _set(port, dest, envs, f"set {dest}={envs}: one unroll per env (policy.unroll_len)",
+        set_value(port, dest, envs, f"set {dest}={envs}: one unroll per env (policy.unroll_len)",
              f"set      {dest}={envs} (unrolls per collection)")

@@ -112,3 +112,48 @@ def render_section(section: Section, depth: int) -> List[str]:
             value = entry.value.to_plain() if isinstance(entry.value, Section) else entry.value
             lines.append(f"{pad}{prefix}{format_value(value, len(pad), str(entry.key), len(prefix))},")
     return lines
+
+
+# ---- edits of a port's main config (port.main) by dotted path ------------------------------------------------------
+def path_of(dotted: str) -> tuple:
+    """'policy.learn.x' -> ('policy', 'learn', 'x')."""
+    return tuple(dotted.split("."))
+
+
+def section_at(root: Section, path: tuple) -> Optional[Section]:
+    """The section at ``path``, made where absent; None where a value sits on the way."""
+    node = root
+    for key in path:
+        node = node.child(key)
+        if not isinstance(node, Section):
+            return None
+    return node
+
+
+def take(port: Any, source: str, note: Optional[str] = None) -> Any:
+    """Remove the key at ``source`` (leaving ``note``, if any, where it was); its value, or None when absent."""
+    path = path_of(source)
+    parent = entry_at(port.main, path[:-1])
+    if parent is None or not isinstance(parent.value, Section) or not parent.value.has(path[-1]):
+        return None
+    section = parent.value
+    entry = section.find(path[-1])
+    section.entries[section.entries.index(entry)] = Entry(None, notes=entry.notes + ([note] if note else []))
+    return entry.value
+
+
+def set_value(port: Any, dest: str, value: Any, note: str, summary: str) -> None:
+    """Write ``value`` at ``dest`` (made where absent) with ``note`` beside it, and ``summary`` in the port's report;
+    a TODO where a value sits on the way."""
+    path = path_of(dest)
+    section = section_at(port.main, path[:-1])
+    if section is None:
+        port.todos.append(f"{dest}={short(value)}: {note}")
+        return
+    existing = section.find(path[-1])
+    if existing is not None:
+        existing.value = value
+        existing.notes.append(note)
+    else:
+        section.put(path[-1], value, note)
+    port.changes.append(summary)

@@ -1,4 +1,4 @@
-"""``ding_lite port --walk DIZOO_DIR``: port every IMPALA, ACER, SAC, discrete SAC and PPO-family config of a dizoo
+"""``ding_lite port --walk DIZOO_DIR``: port every IMPALA, ACER, SAC, discrete SAC, DQN and PPO-family config of a dizoo
 tree and tell, per config, whether it ported and compiles, ported with TODOs, or was refused, and what changed that
 affects learning. The PPO family is DI-engine's on-policy ``ppo`` and the variants port refuses with their reason
 (``ppo_offpolicy``, ``ppo_stdim``, ``ppo_pg``: compat.PORT_UNMAPPED_POLICY_TYPES; multi-agent ``happo``).
@@ -13,7 +13,7 @@ from typing import List, Optional
 
 from ding_lite.utils.errors import UserError
 
-POLICY_TYPES = re.compile(r"type=['\"](impala|acer|sac|discrete_sac|ppo|ppo_offpolicy|ppo_stdim|ppo_pg|happo)['\"]")
+POLICY_TYPES = re.compile(r"type=['\"](impala|acer|sac|discrete_sac|ppo|ppo_offpolicy|ppo_stdim|ppo_pg|happo|dqn)['\"]")
 PORTED, TODOS, BROKEN, REFUSED = "ported, compiles", "ported with TODOs", "ported, does not compile", "refused"
 
 
@@ -62,6 +62,10 @@ _SHORT = [
     (r"note     DI-engine's defaults (.*) have no ding_lite counterpart",
      lambda m: f"without DI-engine's {re.sub('=True', '', m[1])}"),
     (r"removed  policy\.multi_gpu", lambda m: "DDP -> one process"),
+    (r"set      policy\.model\.(dueling)=True", lambda m: "dueling head (DI-engine's default)"),
+    (r"set      policy\.learn\.loss='mse'", lambda m: "MSE TD loss"),
+    (r"set      policy\.learn\.grad_clip_type=None", lambda m: "no gradient clipping"),
+    (r"set      policy\.random_collect_size=0", lambda m: "no random warm-up"),
 ]
 
 
@@ -82,7 +86,7 @@ def _refusal_words(message: str) -> str:
     if match is None:
         return message.split(": ", 1)[-1][:80]
     kind, detail = match.group(1), match.group(2)
-    method = re.match(r"([A-Z][\w-]*) on top of", detail) or re.search(r"\.type='(\w+)'", detail)
+    method = re.match(r"([A-Z][\w-]*) on top of", detail) or re.search(r"\.type='([\w-]+)'", detail)
     return f"{kind} ({method.group(1)})" if method else kind
 
 
@@ -106,11 +110,11 @@ def port_one(path: str, root: str, out_dir: str) -> Row:
 
 
 def walk(root: str, out_dir: Optional[str] = None) -> List[Row]:
-    """Port every IMPALA/ACER/SAC/discrete SAC/PPO-family config under the dizoo directory ``root`` (into
+    """Port every IMPALA/ACER/SAC/discrete SAC/DQN/PPO-family config under the dizoo directory ``root`` (into
     ``out_dir``, a temporary directory by default): a row per config."""
     paths = dizoo_configs(root)
     if not paths:
-        raise UserError(f"no IMPALA, ACER, SAC, discrete SAC or PPO config under '{root}' (give the dizoo directory of a "
+        raise UserError(f"no IMPALA, ACER, SAC, discrete SAC, DQN or PPO config under '{root}' (give the dizoo directory of a "
                         f"DI-engine checkout or wheel)")
     if out_dir is not None:
         os.makedirs(out_dir, exist_ok=True)

@@ -153,6 +153,15 @@ def test_accepted_types():
     assert cfg.policy.other.replay_buffer.max_staleness == 100
 
 
+def test_none_turns_gradient_clipping_off_where_the_default_clips():
+    """DQN and PPO clip by default ('clip_norm'): None, the documented 'off', is taken; another type is not."""
+    dqn = (dict(env=dict(env_id="CartPole-v1")), dict(policy=dict(type="dqn")))
+    assert compile_config(dqn).policy.learn.grad_clip_type == "clip_norm"
+    assert compile_config(dqn, overrides={"policy.learn.grad_clip_type": None}).policy.learn.grad_clip_type is None
+    with pytest.raises(ConfigError, match="policy.learn.grad_clip_type=1: expected str, got int"):
+        compile_config(dqn, overrides={"policy.learn.grad_clip_type": 1})
+
+
 def test_impossible_values():
     assert error(MAIN, CREATE, ["policy.learn.batch_size=-64"]) == "policy.learn.batch_size=-64: must be at least 1"
     assert "policy.learn.optim='sgd'" in error(MAIN, CREATE, ["policy.learn.optim=sgd"])

@@ -1,4 +1,4 @@
-"""Every IMPALA, ACER, SAC, discrete SAC and PPO-family config of DI-engine 0.5.3's dizoo ports to a config that
+"""Every IMPALA, ACER, SAC, discrete SAC, DQN and PPO-family config of DI-engine 0.5.3's dizoo ports to a config that
 compiles, or is refused with one message; the walk table of docs/porting_from_dingengine.md is up to date; a sample trains for a few
 hundred env steps; and each carry-over that changes learning (port_carry.py) is checked on its own.
 
@@ -19,7 +19,7 @@ from ding_lite.config import compile_config, read_config_file
 from ding_lite.port import port_config, port_file, render
 from ding_lite.port.carry import di_engine_samples_per_collect
 from ding_lite.port.walk import BROKEN, REFUSED, walk, walk_markdown
-from ding_lite.utils import UserError
+from ding_lite.utils import ConfigError, UserError
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
 DOC = os.path.join(REPO, "docs", "porting_from_dingengine.md")
@@ -29,28 +29,43 @@ END = "<!-- end of walk table -->"
 LOCAL = "/tmp/dizoo_0.5.3/dizoo"
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "ding_lite_test", "dizoo_0.5.3")
 REFUSED_CONFIGS = {  # config -> the words of its refusal
+    "atari/config/serial/pong/pong_gail_dqn_config.py": "imitation / inverse-RL (GAIL)",
     "atari/config/serial/pong/pong_trex_offppo_config.py": "imitation / inverse-RL (TREX)",
     "atari/config/serial/qbert/qbert_offppo_config.py": "off-policy PPO (ppo_offpolicy)",
+    "atari/config/serial/qbert/qbert_sqil_config.py": "imitation / inverse-RL (SQIL)",
+    "atari/config/serial/qbert/qbert_trex_dqn_config.py": "imitation / inverse-RL (TREX)",
     "atari/config/serial/qbert/qbert_trex_offppo_config.py": "imitation / inverse-RL (TREX)",
     "atari/config/serial/spaceinvaders/spaceinvaders_offppo_config.py": "off-policy PPO (ppo_offpolicy)",
+    "atari/config/serial/spaceinvaders/spaceinvaders_trex_dqn_config.py": "imitation / inverse-RL (TREX)",
     "atari/config/serial/spaceinvaders/spaceinvaders_trex_offppo_config.py": "imitation / inverse-RL (TREX)",
+    "bitflip/config/bitflip_her_dqn_config.py": "non-gymnasium env (bitflip)",
+    "bitflip/config/bitflip_pure_dqn_config.py": "non-gymnasium env (bitflip)",
     "box2d/bipedalwalker/config/bipedalwalker_gail_sac_config.py": "imitation / inverse-RL (GAIL)",
     "box2d/bipedalwalker/config/bipedalwalker_ppopg_config.py": "critic-free PPO-PG (ppo_pg)",
+    "box2d/lunarlander/config/lunarlander_gail_dqn_config.py": "imitation / inverse-RL (GAIL)",
     "box2d/lunarlander/config/lunarlander_gcl_config.py": "imitation / inverse-RL (GCL)",
     "box2d/lunarlander/config/lunarlander_offppo_config.py": "off-policy PPO (ppo_offpolicy)",
     "box2d/lunarlander/config/lunarlander_rnd_onppo_config.py": "exploration-bonus (RND)",
+    "box2d/lunarlander/config/lunarlander_trex_dqn_config.py": "imitation / inverse-RL (TREX)",
     "box2d/lunarlander/config/lunarlander_trex_offppo_config.py": "imitation / inverse-RL (TREX)",
+    "classic_control/cartpole/config/cartpole_dqn_gail_config.py": "imitation / inverse-RL (GAIL)",
+    "classic_control/cartpole/config/cartpole_dqn_rnd_config.py": "exploration-bonus (RND)",
+    "classic_control/cartpole/config/cartpole_drex_dqn_config.py": "imitation / inverse-RL (D-REX)",
     "classic_control/cartpole/config/cartpole_gcl_config.py": "imitation / inverse-RL (GCL)",
     "classic_control/cartpole/config/cartpole_ppo_icm_config.py": "exploration-bonus (ICM)",
     "classic_control/cartpole/config/cartpole_ppo_offpolicy_config.py": "off-policy PPO (ppo_offpolicy)",
     "classic_control/cartpole/config/cartpole_ppo_stdim_config.py": "ST-DIM PPO (ppo_stdim)",
     "classic_control/cartpole/config/cartpole_ppopg_config.py": "critic-free PPO-PG (ppo_pg)",
     "classic_control/cartpole/config/cartpole_rnd_onppo_config.py": "exploration-bonus (RND)",
+    "classic_control/cartpole/config/cartpole_trex_dqn_config.py": "imitation / inverse-RL (TREX)",
     "classic_control/cartpole/config/cartpole_trex_offppo_config.py": "imitation / inverse-RL (TREX)",
     "classic_control/cartpole/config/cartpole_trex_onppo_config.py": "imitation / inverse-RL (TREX)",
     "classic_control/pendulum/config/pendulum_sac_data_generation_config.py": "data-generation",
     "classic_control/pendulum/config/pendulum_sqil_sac_config.py": "imitation / inverse-RL (SQIL)",
+    "gfootball/entry/gfootball_dqn_config.py": "non-gymnasium env (gfootball)",
+    "gym_anytrading/config/stocks_dqn_config.py": "non-gymnasium env (stocks-v0)",
     "gym_hybrid/config/gym_hybrid_hppo_config.py": "hybrid action space",
+    "mario/mario_dqn_config.py": "env-less",
     "mujoco/config/ant_gail_sac_config.py": "imitation / inverse-RL (GAIL)",
     "mujoco/config/ant_trex_onppo_config.py": "imitation / inverse-RL (TREX)",
     "mujoco/config/ant_trex_sac_config.py": "imitation / inverse-RL (TREX)",
@@ -71,7 +86,9 @@ REFUSED_CONFIGS = {  # config -> the words of its refusal
     "petting_zoo/config/ptz_simple_spread_happo_config.py": "multi-agent",
     "petting_zoo/config/ptz_simple_spread_mappo_config.py": "multi-agent",
     "petting_zoo/config/ptz_simple_spread_masac_config.py": "multi-agent",
+    "procgen/config/coinrun_dqn_config.py": "non-gymnasium env (procgen)",
     "procgen/config/coinrun_ppo_config.py": "non-gymnasium env (procgen)",
+    "procgen/config/maze_dqn_config.py": "non-gymnasium env (procgen)",
     "procgen/config/maze_ppo_config.py": "non-gymnasium env (procgen)",
     "rocket/config/rocket_hover_ppo_config.py": "non-gymnasium env (rocket)",
     "rocket/config/rocket_landing_ppo_config.py": "non-gymnasium env (rocket)",
@@ -105,11 +122,11 @@ def rows(dizoo, tmp_path_factory):
         return walk(dizoo, str(tmp_path_factory.mktemp("ported")))
 
 
-def test_all_81_port_and_compile_or_are_refused(rows, tmp_path_factory):
-    assert len(rows) == 81  # 34 IMPALA, ACER and SAC configs, 47 of the PPO family
+def test_all_118_port_and_compile_or_are_refused(rows, tmp_path_factory):
+    assert len(rows) == 118  # 34 IMPALA, ACER and SAC configs, 47 of the PPO family, 37 DQN
     assert not [r for r in rows if r.outcome == BROKEN]
     assert {r.path: r.learning for r in rows if r.outcome == REFUSED} == REFUSED_CONFIGS
-    assert len([r for r in rows if r.outcome != REFUSED]) == 35
+    assert len([r for r in rows if r.outcome != REFUSED]) == 55
 
 
 def test_the_walk_table_of_the_doc_is_up_to_date(rows):
@@ -181,6 +198,7 @@ def test_ported_atari_configs_build_a_conv_encoder(dizoo, rel, tmp_path):
     ("mujoco/config/hopper_sac_config.py", ["policy.random_collect_size=100", "policy.learn.batch_size=32"]),
     ("classic_control/cartpole/config/cartpole_ppo_config.py", []),  # 8 envs x 32 steps per collection
     ("classic_control/pendulum/config/pendulum_ppo_config.py", ["policy.unroll_len=10"]),  # 10 envs x 10 steps
+    ("classic_control/cartpole/config/cartpole_dqn_config.py", []),
 ])
 def test_a_sample_of_ported_configs_trains(dizoo, rel, overrides, tmp_path, monkeypatch):
     if "mujoco" in rel:
@@ -318,6 +336,44 @@ def test_di_engines_ppo_model_keys_are_ported():
     assert "squashes the Gaussian's mean with tanh" in text
     cfg = compile_config(plain, port.create.to_plain())
     assert cfg.policy.model.activation == "tanh" and cfg.env.collector_env_num == 4
+
+
+def test_di_engines_dqn_settings_are_ported():
+    """DI-engine's DQN (ding/policy/dqn.py, 0.5.3): gamma and the epsilon schedule move to ding_lite's places, what it
+    always does (MSE, no clipping, no warm-up) and its defaults are written in, target_theta (never used beside its
+    default target_update_freq) goes; the model is its dueling net with a head as wide as the encoder's output."""
+    main = dict(env=dict(env_id="CartPole-v1", collector_env_num=8),
+                policy=dict(discount_factor=0.99, model=dict(encoder_hidden_size_list=[128, 64]),
+                            learn=dict(target_theta=0.01),
+                            other=dict(eps=dict(type="linear", start=1.0, end=0.05, decay=5000))))
+    port, plain, text = _port(main, dict(policy=dict(type="dqn")))
+    assert not port.todos and "never uses it" in text
+    cfg = compile_config(plain, port.create.to_plain())
+    learn = cfg.policy.learn
+    assert (learn.discount_factor, learn.loss, learn.grad_clip_type, cfg.policy.random_collect_size) == \
+        (0.99, "mse", None, 0)
+    assert (learn.target_update_freq, learn.target_theta, learn.learning_rate, learn.update_per_collect) == \
+        (100, None, 0.001, 3)
+    assert dict(cfg.policy.collect.eps) == dict(type="linear", start=1.0, end=0.05, decay=5000)
+    assert (cfg.policy.collect.n_sample, cfg.policy.other.replay_buffer.replay_buffer_size) == (8, 10000)
+    assert (cfg.policy.model.dueling, cfg.policy.model.head_hidden_size) == (True, 64)
+
+
+def test_unported_dqn_keys_name_ding_lites_places():
+    """A DI-engine DQN config run as it is: its gamma and epsilon keys are errors that name where ding_lite's dqn
+    reads them (not the other policies' reasons for the same keys)."""
+    main = dict(env=dict(env_id="CartPole-v1"), policy=dict(
+        discount_factor=0.99, other=dict(eps=dict(type="exp", start=0.95, end=0.1, decay=10000))))
+    with pytest.raises(ConfigError) as info:
+        compile_config(main, dict(policy=dict(type="dqn")))
+    message = str(info.value)
+    assert "policy.discount_factor: DI-engine's DQN key for gamma; ding_lite's dqn reads policy.learn.discount_factor" \
+        in message
+    assert "policy.other.eps: DI-engine's place for DQN's epsilon-greedy schedule; ding_lite's dqn reads " \
+           "policy.collect.eps" in message
+    with pytest.raises(ConfigError, match="has no effect for policy 'impala'"):
+        compile_config(dict(env=dict(env_id="CartPole-v1"), policy=dict(discount_factor=0.99)),
+                       dict(policy=dict(type="impala")))
 
 
 def test_notes_concern_the_configs_own_policy():
