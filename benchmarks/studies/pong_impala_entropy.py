@@ -23,7 +23,7 @@ entropy weight as shipped. Measured (2026-11-29, beside another training run, 30
 ln 6 at about 1.0M env steps and the collector's return climbed from -19.4 (1.0M) to -5.8 (1.6M), where the two seeds
 of the old settings were still at -20 (seed 1 left it at about 1.6M, seed 0 at about 2.1M); but it then stalled at
 -3.6 to -1.7 over 1.6-1.9M and had not reached 20 at 2M, where seed 1 of the old settings had. Not shipped
-(docs/atari.md#the-flat-start-two-pilots).
+(docs/atari.md#what-missed).
 
 The third task, ``normalize_advantage``, is the other thing PPO does differently: each batch's V-trace advantages
 normalised to mean 0 and std 1 before the policy loss (``policy.learn.normalize_advantage``), the batches and the

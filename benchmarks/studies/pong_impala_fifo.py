@@ -98,7 +98,7 @@ _1M = [dict(env_step=n) for n in (200_000, 400_000, 600_000, 800_000, 1_000_000)
 TASKS += [
     dict(name="impala_ppo_flow", config="dizoo_configs/pong_impala.py", seeds=[10], env_step=1_000_000,
          checkpoints=_1M, sets=_PPO_FLOW),
-    dict(name="appo_ppo_flow", config="dizoo_configs/pong_appo.py", seeds=[10], env_step=1_000_000,
+    dict(name="appo_ppo_flow", config="dizoo_configs/pong_appo.py", seeds=[10, 11], env_step=1_000_000,
          checkpoints=_1M, sets=_PPO_FLOW + ["policy.learn.clip_ratio=0.1", "policy.learn.kl_weight=0.0",
                                             "policy.learn.target_update_freq=0"]),
     dict(name="impala_ppo_flow_raw", config="dizoo_configs/pong_impala.py", seeds=[10], env_step=1_000_000,
