@@ -62,5 +62,5 @@ setup(
         # need nothing beyond PettingZoo (itself numpy and gymnasium).
         "pettingzoo": ["pettingzoo>=1.27"],
     },
-    entry_points={"console_scripts": ["ding_lite=ding_lite.entry.cli:main"]},
+    entry_points={"console_scripts": ["ding_lite=ding_lite.cli:main"]},
 )

@@ -30,7 +30,7 @@ PRECISIONS = {"float32": [], "bfloat16": ["--set", "policy.learn.autocast=bfloat
 
 
 def run(config: str, precision: str, env_step: int, threads: int, where: str) -> dict:
-    cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", "serial", "-c",
+    cmd = [sys.executable, "-m", "ding_lite.cli", "-m", "serial", "-c",
            os.path.join(REPO, "dizoo_configs", f"{config}.py"), "-s", "0", "-q", "--exp-name", f"{config}_{precision}",
            "--env-step", str(env_step), "--set", "env.manager.type=envpool",
            "--set", f"env.manager.num_threads={threads}", "--set", f"torch_threads={threads}",

@@ -30,7 +30,7 @@ CONFIG = os.path.join(ROOT, "dizoo_configs", "cartpole_impala.py")
 def run_seed(seed: int, max_env_step: int, workdir: str, config: str = CONFIG, mode: str = "serial") -> dict:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "ding_lite.entry.cli", "-m", mode, "-c", config, "-s", str(seed),
+    subprocess.run([sys.executable, "-m", "ding_lite.cli", "-m", mode, "-c", config, "-s", str(seed),
                     "--env-step", str(max_env_step), "--exp-name", "bench", "-q"], cwd=workdir, env=env, check=True)
     process_wall = time.perf_counter() - start
     run_dir = os.path.join(workdir, f"bench_seed{seed}")

@@ -176,7 +176,7 @@ def git_commit(results_dir: str = RESULTS, root: str = ROOT) -> str:
 def command(task: Task, seed: int, resume: bool, threads: int) -> List[str]:
     """The run's command line: the same -c, budget, thread count and the task's sets every time, plus --resume to
     continue."""
-    cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", "serial", "-c", os.path.join(ROOT, task.config),
+    cmd = [sys.executable, "-m", "ding_lite.cli", "-m", "serial", "-c", os.path.join(ROOT, task.config),
            "-s", str(seed), "--env-step", str(task.env_step), "--exp-name", task.name, "-q",
            "--set", f"torch_threads={threads}"]
     for item in task.sets:

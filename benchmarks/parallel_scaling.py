@@ -93,7 +93,7 @@ def run_once(label: str, seed: int, repeat: int, env_step: int, workdir: str,
     """One ``ding_lite`` process in ``label``'s mode; the row of numbers for it."""
     mode, sets = MODES[label]
     exp_name = f"{label}_r{repeat}"  # run directory <exp_name>_seed<seed>: one per run
-    cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", mode, "-c", config, "-s", str(seed),
+    cmd = [sys.executable, "-m", "ding_lite.cli", "-m", mode, "-c", config, "-s", str(seed),
            "--env-step", str(env_step), "--exp-name", exp_name, "-q"]
     for item in COMMON_SETS + sets + list(extra_sets):
         cmd += ["--set", item]

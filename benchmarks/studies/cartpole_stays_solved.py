@@ -34,7 +34,7 @@ THRESHOLD = 475.0
 def train(config: str, seeds: List[int], env_step: int, overrides: List[str], folder: str) -> None:
     """One ``ding_lite`` command for every seed, exactly as a user would type it (stop value off)."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    args = [sys.executable, "-m", "ding_lite.entry.cli", "-c", os.path.join(ROOT, "dizoo_configs", config), "-q",
+    args = [sys.executable, "-m", "ding_lite.cli", "-c", os.path.join(ROOT, "dizoo_configs", config), "-q",
             "--env-step", str(env_step), "--set", "env.stop_value=None"]
     for seed in seeds:
         args += ["-s", str(seed)]

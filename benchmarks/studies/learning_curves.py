@@ -68,7 +68,7 @@ CURVES = {
 
 def ding_lite(*args: str, cwd: str, capture: bool = False) -> str:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, "-m", "ding_lite.entry.cli", *args], cwd=cwd, env=env, check=True,
+    out = subprocess.run([sys.executable, "-m", "ding_lite.cli", *args], cwd=cwd, env=env, check=True,
                          stdout=subprocess.PIPE if capture else None, text=True)
     return out.stdout if capture else ""
 

@@ -1,7 +1,8 @@
-"""Entry points: the serial and parallel pipelines, checkpoint evaluation and the CLI.
+"""Entry points: the serial and parallel pipelines and checkpoint evaluation (the command that runs them is
+``ding_lite.cli``).
 
-The pipelines load on first use (PEP 562 ``__getattr__``), so that ``ding_lite --help``, which imports
-``ding_lite.entry.cli`` and with it this package, starts without importing torch or gymnasium.
+The pipelines load on first use (PEP 562 ``__getattr__``), so that importing this package does not import torch or
+gymnasium.
 """
 from typing import Any
 

@@ -2,7 +2,7 @@
 process that ends with the tune process that started it, even when that one is killed with ``kill -9``
 (``ding_lite.utils.parent_death``), so an interrupted study leaves no trial running on its own.
 
-The CLI is run by its module name, as ``python -m ding_lite.entry.cli`` would: ``tune`` sits below ``entry`` in the
+The CLI is run by its module name, as ``python -m ding_lite.cli`` would: ``tune`` sits below ``entry`` in the
 layering (``entry``'s CLI imports it) and never imports it.
 """
 import runpy
@@ -11,4 +11,4 @@ from ding_lite.utils.parent_death import die_with_parent
 
 if __name__ == "__main__":
     die_with_parent()
-    runpy.run_module("ding_lite.entry.cli", run_name="__main__", alter_sys=True)
+    runpy.run_module("ding_lite.cli", run_name="__main__", alter_sys=True)

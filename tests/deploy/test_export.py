@@ -129,7 +129,7 @@ def test_cli_export(config_file, tmp_path):
     serial_pipeline(config, seed=0, max_env_step=300, quiet=True, exp_name=exp,
                     overrides={"env.collector_env_num": 2, "env.evaluator_env_num": 1, "env.n_evaluator_episode": 1})
     out = tmp_path / "p.onnx"
-    cli = [sys.executable, "-m", "ding_lite.entry.cli"]
+    cli = [sys.executable, "-m", "ding_lite.cli"]
     done = subprocess.run(cli + ["export", exp + "_seed0", "--format", "onnx", "-o", str(out)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

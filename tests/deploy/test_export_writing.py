@@ -67,7 +67,7 @@ def test_cli_refuses_to_overwrite_without_force(tmp_path):
     serial_pipeline(read_config_file(os.path.join(REPO, "dizoo_configs", "cartpole_impala.py")), seed=0,
                     max_env_step=200, quiet=True, exp_name=exp,
                     overrides={"env.collector_env_num": 2, "env.evaluator_env_num": 1, "env.n_evaluator_episode": 1})
-    cli = [sys.executable, "-m", "ding_lite.entry.cli", "export", exp + "_seed0", "--format", "torchscript"]
+    cli = [sys.executable, "-m", "ding_lite.cli", "export", exp + "_seed0", "--format", "torchscript"]
     first = subprocess.run(cli, capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
     written = first.stdout.strip()

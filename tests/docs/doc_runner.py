@@ -66,7 +66,7 @@ def run_command(argv: List[str], where: str) -> int:
     prog, args = argv[0], argv[1:]
     try:
         if prog == "ding_lite":
-            from ding_lite.entry.cli import main
+            from ding_lite.cli import main
             main.main(args=args, prog_name="ding_lite")
         elif prog in PYTHON and args[:1] == ["-c"]:
             with argv_as(["-c"] + args[2:]):

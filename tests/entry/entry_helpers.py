@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Tuple
 import torch
 from click.testing import CliRunner
 
-from ding_lite.entry.cli import main as cli_main
+from ding_lite.cli import main as cli_main
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
 CARTPOLE = os.path.join(REPO, "dizoo_configs", "cartpole_impala.py")
@@ -25,7 +25,7 @@ RESULT_KEYS = {"stop_reason", "env_step", "train_iter", "best_return", "final_re
 
 
 class Cli:
-    """Invokes ``ding_lite.entry.cli.main`` in-process; ``sys.path`` edits made by the CLI are undone per test."""
+    """Invokes ``ding_lite.cli.main`` in-process; ``sys.path`` edits made by the CLI are undone per test."""
 
     def __init__(self) -> None:
         self.runner = CliRunner()

@@ -80,7 +80,7 @@ def test_user_error_config_files(cli, in_tmp):
 def test_user_error_in_a_real_process(tmp_path):
     """The installed entry point's behaviour: exit status 2, one line on stderr, no traceback, nothing written."""
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-m", "ding_lite.entry.cli", "-m", "serial", "-c", CARTPOLE,
+    proc = subprocess.run([sys.executable, "-m", "ding_lite.cli", "-m", "serial", "-c", CARTPOLE,
                            "--set", "policy.learn.learning_rat=0.1"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
@@ -94,7 +94,7 @@ def test_user_error_in_a_real_process(tmp_path):
 def test_help_imports_neither_torch_nor_gymnasium():
     """``ding_lite --help`` answers at once: the CLI module loads click and the standard library only (torch took
     seconds)."""
-    code = ("import sys\nfrom ding_lite.entry.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
+    code = ("import sys\nfrom ding_lite.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
             "    pass\nprint(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'gymnasium', 'numpy'}))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -117,7 +117,7 @@ def test_closing_line_rounds_the_returns(cli, in_tmp):
 def test_ctrl_c_in_a_real_process(tmp_path):
     """SIGINT to a training process: exit 130, a last checkpoint and result.json with stop_reason 'interrupted'."""
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-m", "ding_lite.entry.cli", "-c", CARTPOLE, "-q",
+    proc = subprocess.Popen([sys.executable, "-m", "ding_lite.cli", "-c", CARTPOLE, "-q",
                              "--env-step", "100000000", *SMALL],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     run = tmp_path / "cartpole_impala_seed0"

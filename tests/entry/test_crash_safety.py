@@ -26,7 +26,7 @@ NO_STOP = ("--set", "env.stop_value=None")
 
 
 def _start(tmp_path, *args: str, mode: str = "serial") -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", mode, "-c", CARTPOLE, "-q", *SMALL, *NO_STOP,
+    cmd = [sys.executable, "-m", "ding_lite.cli", "-m", mode, "-c", CARTPOLE, "-q", *SMALL, *NO_STOP,
            "--env-step", "100000000", *args]
     return subprocess.Popen(cmd, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 

@@ -23,7 +23,7 @@ from ding_lite.entry import build as build_module
 from ding_lite.entry import parallel as parallel_module
 from ding_lite.entry import preflight as preflight_module
 from ding_lite.entry.build import build, build_buffer, compile_input, probe_env
-from ding_lite.entry.cli import os_error_message
+from ding_lite.cli.main import os_error_message
 from ding_lite.entry.preflight import (BUFFER_SIZE_KEY, available_memory, check_buffer_memory, check_warm_up,
                                        env_steps_before_first_update, train_sample_layout)
 from ding_lite.envs import make_vector_env

@@ -189,7 +189,7 @@ def test_truncated_checkpoint_message_is_a_complete_sentence(cli, in_tmp):
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
 def test_signal_exit_codes_in_a_real_serial_process(tmp_path, sig, code):
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-m", "ding_lite.entry.cli", "-c", CARTPOLE, "-q", "--env-step",
+    proc = subprocess.Popen([sys.executable, "-m", "ding_lite.cli", "-c", CARTPOLE, "-q", "--env-step",
                              "100000000", "--set", "env.stop_value=None", *SMALL],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     run = tmp_path / RUN

@@ -20,7 +20,7 @@ def _run_in_terminal(cwd, *args: str) -> str:
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-m", "ding_lite.entry.cli", "-c", CARTPOLE, *SMALL, *args], cwd=cwd,
+    proc = subprocess.Popen([sys.executable, "-m", "ding_lite.cli", "-c", CARTPOLE, *SMALL, *args], cwd=cwd,
                             env=env, stdin=slave, stdout=slave, stderr=slave)
     os.close(slave)
     out = b""

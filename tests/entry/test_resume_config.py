@@ -67,7 +67,7 @@ def test_a_stray_module_in_the_working_directory_does_not_shadow_a_dependency(tm
     imports: the CLI adds the cwd at the end of sys.path, where only the user's own modules resolve from it."""
     (tmp_path / "tensorboardX.py").write_text("raise RuntimeError('the stray tensorboardX.py was imported')\n")
     env = dict(os.environ, PYTHONPATH=REPO)
-    proc = subprocess.run([sys.executable, "-P", "-m", "ding_lite.entry.cli", "-m", "serial", "-c", CARTPOLE, "-q",
+    proc = subprocess.run([sys.executable, "-P", "-m", "ding_lite.cli", "-m", "serial", "-c", CARTPOLE, "-q",
                            "--env-step", "100", "--set", "env.collector_env_num=2", "--set", "env.evaluator_env_num=1",
                            "--set", "env.n_evaluator_episode=1"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)

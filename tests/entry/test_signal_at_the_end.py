@@ -22,7 +22,7 @@ ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, HERE, os.environ.get("P
 
 
 def _cli(*args: str, cwd, **popen) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "ding_lite.entry.cli", *args], cwd=cwd, env=ENV,
+    return subprocess.Popen([sys.executable, "-m", "ding_lite.cli", *args], cwd=cwd, env=ENV,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 

@@ -116,7 +116,7 @@ def _wrapper(**kwargs) -> str:
 
 
 def _ding_lite(tmp_path, *args, mode="serial", prelude=""):
-    code = f"{prelude}\nfrom ding_lite.entry.cli import main\nmain()"
+    code = f"{prelude}\nfrom ding_lite.cli import main\nmain()"
     cmd = [sys.executable, "-c", code, "-m", mode, "-c", CARTPOLE, "-s", "0", "--exp-name", "run", "-q",
            "--env-step", "100000", *SMALL, *args]
     return subprocess.run(cmd, cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True,
@@ -192,7 +192,7 @@ def test_a_run_stopped_mid_step_and_continued_is_not_a_hung_env(tmp_path, manage
     # the time the run ran, not the time it was stopped (it used to stop such a run: "has not returned from step() for
     # 8.0 s (env.step_timeout_s=4)"; a Walker2d run of issue 45 stopped for minutes with SIGSTOP ended so).
     marker = tmp_path / "slow"
-    cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", "serial", "-c", CARTPOLE, "-s", "0", "--exp-name", "run",
+    cmd = [sys.executable, "-m", "ding_lite.cli", "-m", "serial", "-c", CARTPOLE, "-s", "0", "--exp-name", "run",
            "-q", "--env-step", "2000", *SMALL, "--set", "env.wrappers=" + repr(
                [{"type": "hang_wrappers:SlowOnce", "kwargs": {"after": 150, "seconds": 0.5}}]),
            "--set", "env.step_timeout_s=4", "--set", f"env.manager.type={manager}",
@@ -268,7 +268,7 @@ def _alive(pids: set) -> set:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("mode, manager", [("parallel", "base"), ("serial", "subprocess")])
 def test_the_runs_processes_die_with_a_killed_learner_while_stuck_in_step(tmp_path, mode, manager):
-    cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", mode, "-c", CARTPOLE, "-s", "0", "--exp-name", "run",
+    cmd = [sys.executable, "-m", "ding_lite.cli", "-m", mode, "-c", CARTPOLE, "-s", "0", "--exp-name", "run",
            "--env-step", "100000", *SMALL, "--set", _wrapper(after=100),
            "--set", f"env.manager.type={manager}", "--set", "parallel.collector_num=1"]
     markers = tmp_path / "hung"

@@ -65,7 +65,7 @@ def _alive(pid: int) -> bool:
 def _start_training(tmp_path):
     """A parallel CLI run with two collectors, returned once it is training: (process, run directory)."""
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", "parallel", "-c", CARTPOLE, "-q", *SMALL,
+    cmd = [sys.executable, "-m", "ding_lite.cli", "-m", "parallel", "-c", CARTPOLE, "-q", *SMALL,
            "--set", "parallel.collector_num=2", "--set", "env.stop_value=None",
            "--set", "policy.learn.learner.hook.log_show_after_iter=10"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

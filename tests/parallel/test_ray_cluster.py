@@ -58,7 +58,7 @@ class Run:
 
     def __init__(self, tmp_path, *args: str, address=None, env=None, config=CARTPOLE, run=RUN) -> None:
         self.dir = tmp_path / run
-        cmd = [sys.executable, "-m", "ding_lite.entry.cli", "-m", "parallel", "--backend", "ray", "-c", config,
+        cmd = [sys.executable, "-m", "ding_lite.cli", "-m", "parallel", "--backend", "ray", "-c", config,
                "-q", *SMALL, "--set", "env.stop_value=None", "--set", "policy.learn.learner.hook.log_show_after_iter=10",
                *args]
         if address is not None:

@@ -222,7 +222,7 @@ def test_a_training_process_never_imports_torch_dynamo():
     repo = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
     code = (
         "import sys, tempfile, os\n"
-        "from ding_lite.entry.cli import main\n"
+        "from ding_lite.cli import main\n"
         "os.chdir(tempfile.mkdtemp())\n"
         "runs = [('cartpole_impala', ['--set', 'policy.learn.optim=rmsprop']), ('cartpole_ppo', []),\n"
         "        ('pendulum_sac', ['--set', 'policy.random_collect_size=64'])]\n"

@@ -78,7 +78,7 @@ def test_a_study_finds_the_good_region_and_prunes_bad_trials(cli, in_tmp):
 
 
 def tune_process(study, trials, log):
-    cmd = [sys.executable, "-m", "ding_lite.entry.cli", "tune", "-c", CARTPOLE, "--param",
+    cmd = [sys.executable, "-m", "ding_lite.cli", "tune", "-c", CARTPOLE, "--param",
            f"{LR}=loguniform(1e-3, 1e-2)", "--trials", str(trials), "--jobs", "1", "--env-step", "1500",
            "--study", study, "--pruner", "none", *SMALL]
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
