@@ -2,8 +2,8 @@
 process that ends with the tune process that started it, even when that one is killed with ``kill -9``
 (``ding_lite.utils.parent_death``), so an interrupted study leaves no trial running on its own.
 
-The CLI is run by its module name, as ``python -m ding_lite.cli`` would: ``tune`` sits below ``entry`` in the
-layering (``entry``'s CLI imports it) and never imports it.
+The CLI is run by its module name, as ``python -m ding_lite.cli`` would: ``tune`` sits below ``cli`` in the
+layering (the CLI imports it) and never imports it.
 """
 import runpy
 
