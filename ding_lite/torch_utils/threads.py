@@ -1,27 +1,18 @@
 """How many CPU threads torch's matmuls get: ``torch_threads='auto'`` picks it from the network width and the cores.
 
-Measured with 2 CPU cores, both free (torch 2.13, SAC on Pendulum, batch 256, ms per update, 1 vs 2 threads): [64, 64]
-1.62 vs 1.81 (a second thread costs more in hand-off than it saves), [128, 128] 3.19 vs 2.56, [256, 256] 9.33 vs 5.87
-(1.59x). Acting (batch 1) is the same either way. So: one thread for networks narrower than 128 units or batches of
-fewer than 128 rows; otherwise every core this process may use, up to 4 (more than 2 is not measured here). A conv
-encoder (a conv ``model.encoder_type``, or 'auto' on an image leaf of ``model.obs_space``) counts as wide whatever its
-layer sizes: its convolutions are the bulk of the work (IMPALA with either conv encoder on (4, 84, 84) frames: see
-benchmarks/studies/atari_learner_speed.py).
+The rule: one thread for networks narrower than ``WIDE`` units or matmuls of fewer than ``ROWS`` rows (a second
+thread costs more in hand-off than it saves there); otherwise every core this process may use, up to
+``MAX_AUTO_THREADS``. A conv encoder (a conv ``model.encoder_type``, or 'auto' on an image leaf of
+``model.obs_space``) counts as wide: its convolutions are the bulk of the work.
 
-That rule assumes the cores are free. On a shared machine they are not, and torch's OpenMP threads (libgomp) spin-wait
-at every parallel region's barrier: while another process holds one of the two cores, the thread that has work waits for
-its turn while its partner burns the other core spinning, and each of the hundreds of parallel regions of an update can
-lose a scheduler time slice that way. Measured with 2 CPU cores, one process busy beside the learner, SAC [256, 256]: 1
-thread 10 ms per update, 2 threads 36-152 ms (medians; benchmarks/studies/threads_contention.py, docs/benchmarks.md). Passive
-waiting (``OMP_WAIT_POLICY=PASSIVE``, read once when torch loads) removes the collapse but also the gain (2 threads 10.4
-ms against 6.3 spinning with a core free; at [128, 128] 6.8 ms, slower than 1 thread's 3.8). So where the rule gives a
-learner more than one thread, ``ThreadTuner`` decides in the run: it times a quarter of a second of updates on one
-thread, reads from /proc/stat how many CPUs other processes left idle meanwhile, tries the rule's count only if that
-many are free, less half a CPU (the spinning collapse needs a busy neighbour), and then only until one update is twice
-as slow as on one thread; it keeps the faster count, the fewer threads within 5%. It checks again after 5 s, doubling
-the wait up to 80 s while the answer holds (every 5 s while the CPUs are taken, which costs nothing), and at once when
-updates at more than one thread become 1.5x slower than when chosen (another process started). ``available_cores`` also
-honours a cgroup CPU quota (``cpu.max``), which containers set without changing the affinity mask.
+The rule assumes free cores. On a shared machine torch's OpenMP threads spin-wait at every barrier while a busy
+neighbour holds a core, and a second thread can make an update several times slower. So where the rule gives a
+learner more than one thread, ``ThreadTuner`` decides in the run: it times updates on one thread, reads from
+/proc/stat how many CPUs other processes leave idle, tries the rule's count only if that many are free, and keeps
+the faster count (the fewer threads within 5%); it checks again after 5 s, backing off to 80 s while the answer
+holds, and at once when updates become 1.5x slower than when chosen. ``available_cores`` also honours a cgroup CPU
+quota (``cpu.max``), which containers set without changing the affinity mask. The measurements behind the rule and
+the tuner: benchmarks/studies/threads_contention.py and benchmarks/studies/learner_costs.md#torch-threads-on-a-shared-machine.
 """
 import collections
 import math
