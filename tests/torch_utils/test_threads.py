@@ -8,7 +8,7 @@ import torch
 from easydict import EasyDict
 
 from ding_lite.config import compile_config, read_config_file
-from ding_lite.entry.build import compile_input, torch_threads
+from ding_lite.entry.build import compile_input, start_process, torch_threads
 from ding_lite.torch_utils.threads import (MAX_AUTO_THREADS, ThreadTuner, auto_threads, available_cores,
                                           cgroup_cpu_quota, learner_tuner, widest_layer, worker_threads)
 from ding_lite.utils import ConfigError
@@ -65,11 +65,16 @@ def test_shipped_configs_resolve_as_measured():
         assert torch_threads(cfg, cores) == (min(cores, MAX_AUTO_THREADS) if wide else 1), name
 
 
-def test_compile_input_sets_torch_threads():
-    compile_input(config("pendulum_sac.py"), 0, {"policy.model.actor_head_hidden_size": 256,
-                                                  "policy.model.critic_head_hidden_size": 256})
+def test_a_run_start_sets_torch_threads():
+    """``start_process`` (as every pipeline calls it) applies torch_threads ('auto' resolved for the learner's cores);
+    compiling alone does not."""
+    wide = {"policy.model.actor_head_hidden_size": 256, "policy.model.critic_head_hidden_size": 256}
+    torch.set_num_threads(1)
+    cfg = compile_input(config("pendulum_sac.py"), 0, wide)
+    assert torch.get_num_threads() == 1
+    start_process(cfg)
     assert torch.get_num_threads() == min(available_cores(), MAX_AUTO_THREADS)
-    compile_input(config("pendulum_sac.py"), 0, {"torch_threads": 1, "policy.model.actor_head_hidden_size": 256})
+    start_process(compile_input(config("pendulum_sac.py"), 0, {"torch_threads": 1, **wide}))
     assert torch.get_num_threads() == 1
 
 
