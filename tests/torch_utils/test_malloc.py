@@ -62,16 +62,27 @@ def mallopt_calls(monkeypatch):
     calls = []
     monkeypatch.setattr(malloc, "keep_freed_memory", lambda: calls.append("mallopt") or True)
     monkeypatch.setattr(malloc, "_setting", None)
-    return calls
+    threads = torch.get_num_threads()  # start_process sets them too
+    yield calls
+    torch.set_num_threads(threads)
+
+
+def start(overrides=None):
+    """The config compiled, then applied as a run applies it when it starts."""
+    cfg = build_module.compile_input(config(), 0, overrides)
+    build_module.start_process(cfg)
+    return cfg
 
 
 def test_the_config_key_turns_it_on_in_the_learner_and_the_workers(mallopt_calls):
-    cfg = build_module.compile_input(config(), 0)
+    cfg = start()
     assert cfg.keep_freed_memory is None and mallopt_calls == []  # the default: not at the start of a run
     prepare_worker(WorkerSpec(role="collector", rank=0, cfg=cfg, seed=0))
     assert mallopt_calls == []
     cfg = build_module.compile_input(config(), 0, {"keep_freed_memory": True})
-    assert mallopt_calls == ["mallopt"]  # the learner's process
+    assert mallopt_calls == []  # compiling changes nothing in the process
+    build_module.start_process(cfg)
+    assert mallopt_calls == ["mallopt"]  # the learner's process, as its run starts
     prepare_worker(WorkerSpec(role="collector", rank=0, cfg=cfg, seed=0))
     assert mallopt_calls == ["mallopt", "mallopt"]  # and a worker's
 
@@ -80,7 +91,7 @@ def test_the_config_key_turns_it_on_in_the_learner_and_the_workers(mallopt_calls
 def test_an_update_that_asks_for_it(mallopt_calls, setting, granted):
     """keep_freed_memory_on_request (SAC's compiled update asks): granted unless the run's key is False, in the
     learner and in a worker."""
-    cfg = build_module.compile_input(config(), 0, {"keep_freed_memory": setting})
+    cfg = start({"keep_freed_memory": setting})
     for where in ("learner", "worker"):
         if where == "worker":
             malloc._setting = "reset"
@@ -93,8 +104,10 @@ def test_an_update_that_asks_for_it(mallopt_calls, setting, granted):
 def test_a_platform_without_mallopt_is_named(monkeypatch):
     monkeypatch.setattr(malloc, "keep_freed_memory", lambda: False)
     monkeypatch.setattr(malloc, "_setting", None)
+    threads = torch.get_num_threads()
     with pytest.warns(UserWarning, match="keep_freed_memory=True has no effect here"):
-        build_module.compile_input(config(), 0, {"keep_freed_memory": True})
+        start({"keep_freed_memory": True})
+    torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("value", ["yes", 1])
