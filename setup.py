@@ -40,8 +40,9 @@ setup(
         # Benchmarks only: the SAC speed comparison (benchmarks/sac_speed.py) runs Stable-Baselines3 and SBX (SB3 in
         # JAX, with JAX's CPU build) beside ding_lite.
         "bench": ["stable-baselines3", "sbx-rl", "jax[cpu]"],
-        # Envs of the long-run configs (LunarLander, HalfCheetah); not needed by the tests.
-        "box2d": ["swig", "gymnasium[box2d]"],
+        # Box2D envs (LunarLander, BipedalWalker): the Box2D wheels, no swig or compiler (gymnasium[box2d] builds
+        # box2d-py from source); pygame renders them (videos). Not needed by the tests.
+        "box2d": ["box2d>=2.3.10", "pygame>=2.1.3"],
         "mujoco": ["gymnasium[mujoco]"],
         # Atari: ale-py ships the game ROMs (no download at run time); the preprocessing needs no OpenCV.
         "atari": ["ale-py>=0.9"],
