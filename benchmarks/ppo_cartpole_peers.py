@@ -66,17 +66,24 @@ def evaluate(act: Callable[[np.ndarray], int], seed: int, episodes: int = HP["ev
     return float(np.mean(returns))
 
 
-def run_ding_lite(seed: int, budget: int, eval_every: int) -> dict:
-    """The shipped config through ``serial_pipeline``; env steps to 475 from its eval.csv."""
+def run_ding_lite(seed: int, budget: int, eval_every: int, config: str = CONFIG,
+                  iters_per_env_step: Optional[float] = None) -> dict:
+    """The shipped ``config`` through ``serial_pipeline``; env steps to 475 from its eval.csv. ``eval_every`` env
+    steps become the config's ``eval_freq`` in train iterations: one per collection of ``HP``'s n_envs x n_steps
+    (PPO), or ``iters_per_env_step`` of them per env step."""
     import csv
     import json
     from ding_lite.config import read_config_file
     from ding_lite.entry import serial_pipeline
     per_collect = HP["n_envs"] * HP["n_steps"]
-    if eval_every % per_collect:
-        raise ValueError(f"--eval-every {eval_every}: must be a multiple of {per_collect} (one collection)")
-    cfg = read_config_file(CONFIG)
-    overrides = ["torch_threads=1", f"policy.eval.evaluator.eval_freq={eval_every // per_collect}"]
+    if iters_per_env_step is None:
+        if eval_every % per_collect:
+            raise ValueError(f"--eval-every {eval_every}: must be a multiple of {per_collect} (one collection)")
+        eval_freq = eval_every // per_collect
+    else:
+        eval_freq = round(eval_every * iters_per_env_step)
+    cfg = read_config_file(config)
+    overrides = ["torch_threads=1", f"policy.eval.evaluator.eval_freq={eval_freq}"]
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory() as workdir:
         os.chdir(workdir)
@@ -272,8 +279,8 @@ def summarise(runs: list) -> dict:
     return out
 
 
-def print_table(summary: dict) -> None:
-    print(f"\nCartPole-v1 PPO, env steps and wall seconds to the first evaluation mean >= {TARGET:g} "
+def print_table(summary: dict, algorithm: str = "PPO") -> None:
+    print(f"\nCartPole-v1 {algorithm}, env steps and wall seconds to the first evaluation mean >= {TARGET:g} "
           "(median over the seeds that reached it, [range]):")
     print(f"{'contestant':12}{'reached':>9}{'env steps':>12}{'range':>18}{'wall s':>9}{'range':>16}"
           f"{'ms/env step':>13}")

@@ -66,6 +66,8 @@ SUITE: List[Benchmark] = [
               skip=missing("stable_baselines3", "the bench extra: pip install -e '.[bench]'")),
     Benchmark("ppo_cartpole_peers", "PPO env steps and seconds to 475 on CartPole beside SB3 and a CleanRL-style PPO",
               10, quick=("--quick",), skip=missing("stable_baselines3", "the bench extra: pip install -e '.[bench]'")),
+    Benchmark("dqn_cartpole_peers", "DQN env steps and seconds to 475 on CartPole beside SB3 (rl-zoo's settings)", 6,
+              quick=("--quick",), skip=missing("stable_baselines3", "the bench extra: pip install -e '.[bench]'")),
     Benchmark("parallel_scaling", "serial against parallel mode (1 and 2 collectors), CartPole IMPALA", 5,
               full=("--repeats", "5"), quick=("--modes", "parallel1", "--env-step", "2000")),
     Benchmark("autocast_speed", "Pong PPO and IMPALA training env steps/s in float32 and bfloat16 (envpool)", 5,
