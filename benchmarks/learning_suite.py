@@ -7,6 +7,7 @@ to reach there) and the published points to draw. Every run is its own ``ding_li
 
     python benchmarks/learning_suite.py benchmarks/suites/mujoco_sac.py --jobs 2
     python benchmarks/learning_suite.py mujoco_sac --only hopper          # a suite by name; one task
+    python benchmarks/learning_suite.py mujoco_sac --only hopper --seed 0 # one run of it
     python benchmarks/learning_suite.py mujoco_sac --report-only          # the table and plots from what exists
 
 A suite spans several sittings: a run whose result.json says it finished (its budget, or the config's stop_value) is
@@ -308,6 +309,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run (default 1)")
     parser.add_argument("--only", action="append", default=None, metavar="TASK",
                         help="start runs of this task only (repeatable); the report still holds every task")
+    parser.add_argument("--seed", action="append", type=int, default=None, metavar="N",
+                        help="start runs of this seed only (repeatable; a seed a task does not list is an error); "
+                             "the report still holds every seed")
     parser.add_argument("--report-only", action="store_true", help="start no run: rebuild the table and plots")
     parser.add_argument("--retry-failed", action="store_true", help="resume runs whose stop_reason is an error")
     return parser.parse_args(argv)
@@ -323,6 +327,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                             f"{', '.join(t.name for t in suite.tasks)}")
     # --only chooses the runs to start; the report always holds every task of the suite (with what exists of them)
     chosen = replace(suite, tasks=[t for t in suite.tasks if not args.only or t.name in args.only])
+    if args.seed:
+        missing = sorted({(t.name, s) for t in chosen.tasks for s in args.seed if s not in t.seeds})
+        if missing:
+            raise UserError(f"--seed: " + "; ".join(f"task {n!r} has no seed {s} (its seeds: "
+                                                    f"{next(t.seeds for t in chosen.tasks if t.name == n)})"
+                                                    for n, s in missing))
+        chosen = replace(chosen, tasks=[replace(t, seeds=[s for s in t.seeds if s in args.seed])
+                                        for t in chosen.tasks])
     runs_dir = os.path.abspath(os.path.expanduser(args.runs_dir or os.path.join("~", "ding_lite_runs", suite.name)))
     if inside(runs_dir, ROOT):
         raise UserError(f"--runs-dir {runs_dir} is inside the repository {ROOT}: run directories hold large "

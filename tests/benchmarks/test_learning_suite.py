@@ -266,6 +266,21 @@ def test_only_chooses_the_runs_and_the_report_keeps_every_task(tmp_path):
     assert [t["task"] for t in read(tmp_path / "results" / "two.json")["tasks"]] == ["first", "second"]
 
 
+def test_seed_starts_the_runs_of_that_seed_only_and_refuses_a_seed_no_task_lists(tmp_path):
+    suite = tmp_path / "seeds.py"
+    suite.write_text('TASKS = [dict(name="one", config="benchmarks/suites/configs/cartpole_impala_smoke.py", '
+                     'seeds=[0, 1], env_step=500, checkpoints=[500])]')
+    args = [sys.executable, RUNNER, str(suite), "--runs-dir", str(tmp_path / "runs"), "--results-dir",
+            str(tmp_path / "results"), "--jobs", "1"]
+    bad = subprocess.run(args + ["--seed", "5"], env=env(), capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "task 'one' has no seed 5 (its seeds: [0, 1])" in bad.stderr, bad.stderr
+    done = subprocess.run(args + ["--seed", "1"], env=env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open(tmp_path / "runs" / "launches.jsonl") as f:
+        assert [(r["task"], r["seed"]) for r in map(json.loads, f)] == [("one", 1)]
+    assert sorted(os.listdir(tmp_path / "runs")) == ["launches.jsonl", "logs", "one_seed1"]
+
+
 def _suite_files() -> list:
     """Every shipped suite: benchmarks/suites/*.py and the studies that are suite files (they define TASKS)."""
     files = [os.path.join(REPO, "benchmarks", "suites", n) for n in os.listdir(os.path.join(REPO, "benchmarks",
