@@ -330,7 +330,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.seed:
         missing = sorted({(t.name, s) for t in chosen.tasks for s in args.seed if s not in t.seeds})
         if missing:
-            raise UserError(f"--seed: " + "; ".join(f"task {n!r} has no seed {s} (its seeds: "
+            raise UserError("--seed: " + "; ".join(f"task {n!r} has no seed {s} (its seeds: "
                                                     f"{next(t.seeds for t in chosen.tasks if t.name == n)})"
                                                     for n, s in missing))
         chosen = replace(chosen, tasks=[replace(t, seeds=[s for s in t.seeds if s in args.seed])

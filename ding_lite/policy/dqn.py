@@ -28,6 +28,7 @@ from easydict import EasyDict
 
 from ding_lite.rl_utils.dqn import masked_argmax, q_target, quantile_huber_loss, quantile_target, td_loss
 from ding_lite.torch_utils import GradClipper, adam_step, make_optimizer, sample_action, tree_map
+from ding_lite.torch_utils.precision import AUTOCAST_SETTINGS, autocast, describe_autocast, resolve_autocast
 from ding_lite.torch_utils.tree import leading_dim
 from ding_lite.utils import POLICY_REGISTRY, ConfigError
 
@@ -80,9 +81,16 @@ class DQNPolicy(TransitionHooks, Policy):
             clip_value=10.0,
             # (str) Optimiser: 'adam' or 'rmsprop'.
             optim="adam",
+            # (str) None: the learner's forward passes (online and target networks) in float32. 'bfloat16': under
+            # torch.autocast (convolutions and matmuls in bfloat16; the Q-values, targets and loss in float32; the
+            # weights and the optimiser float32). 'auto': bfloat16 for a conv encoder on a CPU with AMX or AVX-512
+            # BF16 (or a GPU with bfloat16), else float32.
+            autocast=None,
         ),
         collect=dict(
             n_sample=4,
+            # (str) The acting forward passes (collection and evaluation), as learn.autocast.
+            autocast=None,
             # (dict) Epsilon-greedy exploration over the run's env steps: 'linear' from start to end over decay env
             # steps, or 'exp' (end + (start - end) exp(-env_step / decay)).
             eps=dict(type="linear", start=1.0, end=0.05, decay=10000),
@@ -113,6 +121,11 @@ class DQNPolicy(TransitionHooks, Policy):
                               f"0 <= end <= start <= 1 and decay > 0 (env steps)")
         if not 0 <= cfg.eval.epsilon <= 1:
             raise ConfigError(f"{path}.eval.epsilon={cfg.eval.epsilon}: must be in [0, 1]")
+        for section in ("learn", "collect"):
+            if cfg[section].autocast not in AUTOCAST_SETTINGS:
+                raise ConfigError(f"{path}.{section}.autocast={cfg[section].autocast!r}: must be None (float32), "
+                                  f"'bfloat16' or 'auto' (bfloat16 for a conv encoder where the device has native "
+                                  f"bfloat16 matmuls)")
         if isinstance(cfg.nstep, bool) or not isinstance(cfg.nstep, int) or cfg.nstep < 1:
             raise ConfigError(f"{path}.nstep={cfg.nstep!r}: must be an integer >= 1 (1: one-step targets)")
         if cfg.unroll_len != 1:
@@ -124,6 +137,26 @@ class DQNPolicy(TransitionHooks, Policy):
         return "qnet", ["ding_lite.model.qnet"]
 
     # ---- acting ------------------------------------------------------------------------------------------------
+    def _forward(self, model: torch.nn.Module, obs: Any, dtype: Optional[str]) -> Dict[str, torch.Tensor]:
+        """``model(obs)`` under autocast ``dtype`` (None: float32), its floating outputs float32."""
+        if dtype is None:
+            return model(obs)
+        with autocast(dtype, self._device):
+            out = model(obs)
+        return {k: v.float() if v.is_floating_point() else v for k, v in out.items()}
+
+    def _init_collect(self) -> None:
+        super()._init_collect()
+        self._act_autocast = resolve_autocast(self._cfg.collect.autocast, self._device, self._model)
+
+    def _init_eval(self) -> None:
+        super()._init_eval()
+        self._act_autocast = resolve_autocast(self._cfg.collect.autocast, self._device, self._model)
+
+    def precision_note(self) -> str:
+        """What the forward passes run in, for the run's first line: 'learner bfloat16, acting bfloat16'."""
+        return describe_autocast(getattr(self, "_learn_autocast", None), getattr(self, "_act_autocast", None))
+
     def _heads(self) -> List[int]:
         return list(self._model.nvec)
 
@@ -163,13 +196,13 @@ class DQNPolicy(TransitionHooks, Policy):
         n = leading_dim(obs)
         if random_action:
             return {"action": self._random(n, mask)}
-        greedy = self._greedy(self._model(obs)["q"], mask)
+        greedy = self._greedy(self._forward(self._model, obs, self._act_autocast)["q"], mask)
         return {"action": self._explore(greedy, mask, epsilon_at(self._cfg.collect.eps, env_step))}
 
     @torch.no_grad()
     def _forward_eval(self, obs: Any) -> Dict[str, Any]:
         obs, mask = self._split_mask(obs)
-        greedy = self._greedy(self._model(self._on_device(obs))["q"], mask)
+        greedy = self._greedy(self._forward(self._model, self._on_device(obs), self._act_autocast)["q"], mask)
         return {"action": self._explore(greedy, mask, float(self._cfg.eval.epsilon))}
 
     # ---- learn -------------------------------------------------------------------------------------------------
@@ -179,6 +212,7 @@ class DQNPolicy(TransitionHooks, Policy):
         self._params = list(self._model.parameters())
         self._optimizer = make_optimizer(learn.optim, self._params, learn.learning_rate)
         self._grad_clip = GradClipper(learn.grad_clip_type, learn.clip_value)
+        self._learn_autocast = resolve_autocast(learn.autocast, self._device, self._model)
         self._updates = 0
 
     def _forward_learn(self, data: Dict[str, Any]) -> Dict[str, Any]:
@@ -193,10 +227,11 @@ class DQNPolicy(TransitionHooks, Policy):
         action = data["action"].view(reward.shape[0], len(heads)).long()
         next_mask = data.get("next_action_mask")
         next_masks = [None] * len(heads) if next_mask is None else next_mask.split(heads, -1)
-        out = self._model(obs)
+        dtype = self._learn_autocast
+        out = self._forward(self._model, obs, dtype)
         with torch.no_grad():
-            target_out = self._target_model(next_obs)
-            online_next = self._model(next_obs) if learn.double else None
+            target_out = self._forward(self._target_model, next_obs, dtype)
+            online_next = self._forward(self._model, next_obs, dtype) if learn.double else None
         quantile = "quantiles" in out
         losses, errors, q_means = [], [], []
         start = 0

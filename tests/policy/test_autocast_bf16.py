@@ -12,7 +12,7 @@ import ding_lite.model  # noqa: F401  (registers 'vac')
 from ding_lite.config import compile_config
 from ding_lite.entry.build import resolve_env_spaces
 from ding_lite.envs import EnvSpec
-from ding_lite.policy import IMPALAPolicy, PPOPolicy
+from ding_lite.policy import DQNPolicy, IMPALAPolicy, PPOPolicy
 from ding_lite.torch_utils.precision import cpu_flags, resolve_autocast
 from ding_lite.utils import ConfigError
 
@@ -72,6 +72,51 @@ def test_ppos_learner_in_bfloat16_gives_float32_losses_and_gradients_close_to_fl
     flat16 = torch.cat([g.flatten() for _, g in sorted(g16.items())])
     assert torch.nn.functional.cosine_similarity(flat16, flat32, dim=0) > 0.99
     assert flat16.norm() == pytest.approx(float(flat32.norm()), rel=0.05)
+
+
+def dqn_batch(B=16, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return {"obs": torch.randint(0, 256, (B, 4, 36, 36), generator=g, dtype=torch.uint8),
+            "next_obs": torch.randint(0, 256, (B, 4, 36, 36), generator=g, dtype=torch.uint8),
+            "action": torch.randint(6, (B,), generator=g), "reward": torch.randn(B, generator=g),
+            "terminated": torch.rand(B, generator=g) < 0.2, "truncated": torch.zeros(B, dtype=torch.bool)}
+
+
+def test_dqns_learner_in_bfloat16_runs_every_network_in_bfloat16_and_gives_float32s_loss_and_gradients():
+    out = {}
+    for dtype in (None, "bfloat16"):
+        policy = make(DQNPolicy, learn_autocast=dtype)
+        seen = linear_dtypes(policy)  # the online network: the update's forward and double DQN's next-state pick
+        target_seen = []
+        for module in policy._target_model.modules():
+            if isinstance(module, (torch.nn.Linear, torch.nn.Conv2d)):
+                module.register_forward_hook(lambda m, args, o: target_seen.append(o.dtype))
+        out[dtype] = grads_of_one_update(policy, dqn_batch())
+        want = torch.bfloat16 if dtype else torch.float32
+        assert set(seen) == {want} and set(target_seen) == {want}
+        assert all(p.dtype == torch.float32 for p in policy.model.parameters())
+    (g32, i32), (g16, i16) = out[None], out["bfloat16"]
+    for key in ("total_loss", "q_mean"):
+        assert i16[key].dtype == torch.float32
+        torch.testing.assert_close(i16[key], i32[key], rtol=2e-2, atol=2e-3)
+    flat32 = torch.cat([g.flatten() for _, g in sorted(g32.items())])
+    flat16 = torch.cat([g.flatten() for _, g in sorted(g16.items())])
+    assert torch.nn.functional.cosine_similarity(flat16, flat32, dim=0) > 0.99
+    assert flat16.norm() == pytest.approx(float(flat32.norm()), rel=0.05)
+
+
+def test_dqns_acting_in_bfloat16_picks_the_float32_greedy_action_where_its_q_values_are_clear():
+    obs = torch.randint(0, 256, (32, 4, 36, 36), dtype=torch.uint8, generator=torch.Generator().manual_seed(1))
+    f32, b16 = make(DQNPolicy), make(DQNPolicy, act_autocast="bfloat16")
+    seen = linear_dtypes(b16)
+    q = f32.model(obs)["q"]
+    top2 = q.topk(2, dim=-1).values
+    clear = (top2[:, 0] - top2[:, 1]) > 0.02 * q.abs().max()  # the best action ahead by more than bfloat16's error
+    assert clear.sum() >= 8
+    greedy = f32.eval_mode.forward(obs)["action"]
+    assert torch.equal(b16.eval_mode.forward(obs)["action"][clear], greedy[clear])
+    assert seen and set(seen) == {torch.bfloat16}
+    assert b16.precision_note() == "learner float32, acting bfloat16"
 
 
 @pytest.mark.parametrize("policy_cls", [IMPALAPolicy, PPOPolicy])
