@@ -35,7 +35,7 @@ from ding_lite.worker.transport import Arrival, Transport
 
 from .build import build_buffer
 from .resume_config import resume_record, write_resume_record
-from .run_checkpoints import RunCheckpoints
+from .run_checkpoints import RunCheckpoints, RunCounters
 from ding_lite.run.run_dir import STOP_REQUEST, acquire_run_dir, last_good_checkpoint, remove_fresh_outputs, resumable, stop_request
 
 SUPERVISE_EVERY_S = 0.1
@@ -54,20 +54,20 @@ def warm_up_steps(cfg: EasyDict) -> int:
     return cfg.policy.random_collect_size if "random_collect_size" in cfg.policy else 0
 
 
-class TrainingRun(RunCheckpoints):
+class TrainingRun:
     """One training run in ``run_dir``: the learner, its replay buffer and the loop, fed by ``transport``; its
-    counters, evaluation records and result.json; its checkpoints (saving, restoring) in ``RunCheckpoints``."""
+    counters, evaluation records and result.json; its checkpoints (saving, restoring) in ``self.checkpoints``."""
 
     buffer: Any
     learner: Learner
     logger: Optional[RunLogger]
+    checkpoints: RunCheckpoints
 
     def __init__(self, cfg: EasyDict, seed: int, run_dir: str, policy: Policy, transport: Transport) -> None:
         self.cfg, self.seed, self.run_dir = cfg, seed, run_dir
         self.policy, self.transport = policy, transport
         self.logger = None
-        self.env_step, self.last_eval_iter, self.version = 0, None, 0
-        self.best_return, self.last_return = -math.inf, None
+        self.counters = RunCounters()
         # The env's action space as plain data (``ding_lite.envs.env_spec.action_space_record``), saved in every
         # checkpoint's ``meta['env']`` so that ``ding_lite.load`` acts in env units without building an env.
         self.action_space_record: Optional[Dict[str, Any]] = None
@@ -94,12 +94,14 @@ class TrainingRun(RunCheckpoints):
         self.buffer = build_buffer(self.cfg, self.seed)
         self.learner = Learner(self.policy.learn_mode, check_finite=self.cfg.policy.learn.learner.check_finite,
                                threads=learner_tuner(self.cfg.torch_threads))
+        self.checkpoints = RunCheckpoints(self.cfg, self.run_dir, self.policy, self.learner, self.counters,
+                                          self.buffer, self.action_space_record)
         self.open(resume_from, quiet)
-        self._version_iter = {self.version: self.learner.train_iter}
-        self._start_at = (self.env_step, self.learner.train_iter, self.logger.wall_time)
+        self._version_iter = {self.counters.version: self.learner.train_iter}
+        self._start_at = (self.counters.env_step, self.learner.train_iter, self.logger.wall_time)
         # The state dict's tensors alias the parameters (training updates them in place): built once, read often.
         self._weights = self.policy.model.state_dict()
-        warm_up = warm_up_steps(self.cfg) if self.env_step == 0 else 0
+        warm_up = warm_up_steps(self.cfg) if self.counters.env_step == 0 else 0
         precision = getattr(self.policy, "precision_note", None)  # which forward passes run in bfloat16
         self.logger.info(f"{'resuming' if resume_from else 'starting'} {self.cfg.policy.type} on "
                          f"{self.cfg.env.env_id or self.cfg.env.type} in {os.path.abspath(self.run_dir)}: "
@@ -107,8 +109,8 @@ class TrainingRun(RunCheckpoints):
         if getattr(self.buffer, "compiled", True) is False:
             self.logger.info("prioritised replay on the sum tree's NumPy path (numba is not installed): "
                              f"{FAST_EXTRA_HINT} samples ~2x faster")
-        self.transport.launch(self.env_step, warm_up, self.logger)
-        self.transport.publish(self.version, self._weights)
+        self.transport.launch(self.counters.env_step, warm_up, self.logger)
+        self.transport.publish(self.counters.version, self._weights)
         if warm_up:
             self.logger.info(f"warm-up: {warm_up:,} env steps of uniformly random actions first")
         self.receive(0.0, samples=False)  # what is ready already (the serial warm-up), before the first evaluation
@@ -121,12 +123,12 @@ class TrainingRun(RunCheckpoints):
         if resume_from is not None:
             with contextlib.suppress(FileNotFoundError):  # a stop asked of the run before: not of this resume
                 os.remove(os.path.join(self.run_dir, STOP_REQUEST))
-            wall_offset = self._restore(*resume_from)
-            resume_at = (self.learner.train_iter, self.env_step,
-                         -1 if self.last_eval_iter is None else self.last_eval_iter)
+            wall_offset = self.checkpoints.restore(*resume_from)
+            resume_at = (self.learner.train_iter, self.counters.env_step,
+                         -1 if self.counters.last_eval_iter is None else self.counters.last_eval_iter)
             # total_config.py says what this resume runs (the run's config and its overrides), recorded beside it
             write_resume_record(self.run_dir, self.cfg, self.resume_record or resume_record(None, []),
-                                resume_from[0], self.learner.train_iter, self.env_step)
+                                resume_from[0], self.learner.train_iter, self.counters.env_step)
         else:
             try:
                 os.makedirs(os.path.join(self.run_dir, "ckpt"))
@@ -142,23 +144,23 @@ class TrainingRun(RunCheckpoints):
             raise
         if resume_from is not None:
             self.logger.info(f"resuming from {resume_from[0]} (train_iter {self.learner.train_iter:,}, env_step "
-                             f"{self.env_step:,})")
-            if getattr(self, "_buffer_note", None):
-                self.logger.info(self._buffer_note)
-        self._next_last_save = time.monotonic() + self._hook.save_ckpt_last_every_s
+                             f"{self.counters.env_step:,})")
+            if self.checkpoints.buffer_note:
+                self.logger.info(self.checkpoints.buffer_note)
+        self.checkpoints.start_clock(self.logger)
 
     # ---- the loop ------------------------------------------------------------------------------------------------
     def train(self, max_env_step: Optional[int], max_train_iter: Optional[int]) -> str:
         """Run until a stop rule holds, or a ``STOP_REQUEST`` file in the run directory asks; returns the reason."""
-        self.throughput = Throughput(self.env_step, self.learner.train_iter)
-        self.logger.start_progress(max_env_step, self.env_step)
+        self.throughput = Throughput(self.counters.env_step, self.learner.train_iter)
+        self.logger.start_progress(max_env_step, self.counters.env_step)
         self._last_progress = time.perf_counter()
         next_supervise = 0.0
         while True:
             self.maybe_evaluate()
             if self._stop_value_reached:
                 return "stop_value"
-            if max_env_step is not None and self.env_step >= max_env_step:
+            if max_env_step is not None and self.counters.env_step >= max_env_step:
                 return "max_env_step"
             if max_train_iter is not None and self.learner.train_iter >= max_train_iter:
                 return "max_train_iter"
@@ -172,7 +174,7 @@ class TrainingRun(RunCheckpoints):
                 requested = stop_request(self.run_dir)
                 if requested is not None:
                     return requested
-                self.transport.supervise(self.env_step)
+                self.transport.supervise(self.counters.env_step)
                 next_supervise = time.monotonic() + SUPERVISE_EVERY_S
             self.update(max_train_iter)
 
@@ -188,12 +190,12 @@ class TrainingRun(RunCheckpoints):
         self._time["ingest_s"] += time.perf_counter() - t1
 
     def _ingest(self, arrival: Arrival) -> None:
-        self.env_step += arrival.env_steps
-        self.log_episodes(arrival.episodes, self.env_step)
+        self.counters.env_step += arrival.env_steps
+        self.log_episodes(arrival.episodes, self.counters.env_step)
         if arrival.data is None:  # dropped by the transport (too stale)
             return
         collect_iter = self._version_iter.get(arrival.version, self.learner.train_iter)
-        self.buffer.push(arrival.data, self.env_step, collect_iter=collect_iter)
+        self.buffer.push(arrival.data, self.counters.env_step, collect_iter=collect_iter)
         self.policy.update_obs_stats(arrival.data)
         if not arrival.warm_up:
             self._budget += self.cfg.policy.learn.update_per_collect * arrival.n
@@ -209,7 +211,7 @@ class TrainingRun(RunCheckpoints):
         t0, published = time.perf_counter(), self._time["publish_s"]
         attempted = False
         for _ in range(min(self._budget // n_sample, learn.update_per_collect)):
-            self.learner.env_step = self.env_step  # for a learning-rate schedule over env steps
+            self.learner.env_step = self.counters.env_step  # for a learning-rate schedule over env steps
             attempted = True
             if train_on_sample(self.buffer, learn.batch_size, self.learner.train_iter, self.learner.train) is None:
                 self._budget = 0
@@ -221,7 +223,7 @@ class TrainingRun(RunCheckpoints):
                 self._publish()
             if it % hook.log_show_after_iter == 0:
                 self.progress()
-            self.after_update()
+            self.checkpoints.after_update()
             if max_train_iter is not None and it >= max_train_iter:
                 break
         if sync and attempted and self._budget < n_sample:  # also after no batch: the actors wait for a version
@@ -243,26 +245,26 @@ class TrainingRun(RunCheckpoints):
 
     def _publish(self) -> None:
         t0 = time.perf_counter()
-        self.version += 1
-        self._version_iter[self.version] = self.learner.train_iter
-        self._version_iter.pop(self.version - VERSIONS_KEPT, None)
-        self.transport.publish(self.version, self._weights)
+        self.counters.version += 1
+        self._version_iter[self.counters.version] = self.learner.train_iter
+        self._version_iter.pop(self.counters.version - VERSIONS_KEPT, None)
+        self.transport.publish(self.counters.version, self._weights)
         self._time["publish_s"] += time.perf_counter() - t0
 
     # ---- evaluation ----------------------------------------------------------------------------------------------
     def maybe_evaluate(self) -> None:
         """Evaluate the current weights when due and no evaluation is under way (one at a time)."""
         it = self.learner.train_iter
-        due = self.last_eval_iter is None or it - self.last_eval_iter >= self.cfg.policy.eval.evaluator.eval_freq
+        due = self.counters.last_eval_iter is None or it - self.counters.last_eval_iter >= self.cfg.policy.eval.evaluator.eval_freq
         if not due or self._eval_pending is not None:
             return
         if self.transport.evaluates_in_place:  # recorded as done once it is: an interrupted one is redone on resume
             result = self.transport.request_eval(it, self._weights)
-            self.last_eval_iter = it
-            self.record_eval(it, self.env_step, result)
+            self.counters.last_eval_iter = it
+            self.record_eval(it, self.counters.env_step, result)
         else:  # keep the weights evaluated: they become ckpt_best if they score best
-            self.last_eval_iter = it
-            self._eval_pending = (it, self.env_step, copy.deepcopy(self.policy.learn_mode.state_dict()))
+            self.counters.last_eval_iter = it
+            self._eval_pending = (it, self.counters.env_step, copy.deepcopy(self.policy.learn_mode.state_dict()))
             self.transport.request_eval(it, self._weights)
 
     def _on_eval(self, train_iter: int, result: Dict[str, float]) -> None:
@@ -277,25 +279,25 @@ class TrainingRun(RunCheckpoints):
         deadline = time.monotonic() + timeout
         while self._eval_pending is not None and time.monotonic() < deadline:
             self.receive(0.01, samples=False)
-            self.transport.supervise(self.env_step)
+            self.transport.supervise(self.counters.env_step)
 
     def record_eval(self, train_iter: int, env_step: int, result: Dict[str, float],
                     policy_state: Optional[Dict[str, Any]] = None) -> None:
         """Log an evaluation of the weights of ``train_iter`` (``policy_state``, default the current ones), keep
         ckpt_best (with the counters of those weights); the run stops once it reaches ``env.stop_value``."""
-        self.last_return = result["return_mean"]
+        self.counters.last_return = result["return_mean"]
         self.logger.eval_row(train_iter, env_step, result)
         self.logger.info(f"eval @ env_step {env_step:,} (train_iter {train_iter:,}): return {result['return_mean']:.2f} "
                          f"+- {result['return_std']:.2f} over {result['episodes']} episodes")
-        if result["return_mean"] > self.best_return:
-            self.best_return = result["return_mean"]
-            self.save("ckpt_best.pth.tar", policy_state, at=(train_iter, env_step))
+        if result["return_mean"] > self.counters.best_return:
+            self.counters.best_return = result["return_mean"]
+            self.checkpoints.save("ckpt_best.pth.tar", policy_state, at=(train_iter, env_step))
         stop_value = self.cfg.env.stop_value
         if stop_value is not None and result["return_mean"] >= stop_value:
             self._stop_value_reached = True
 
     def eval_text(self) -> str:
-        return "-" if self.last_return is None else f"{self.last_return:.1f} (best {self.best_return:.1f})"
+        return "-" if self.counters.last_return is None else f"{self.counters.last_return:.1f} (best {self.counters.best_return:.1f})"
 
     def log_episodes(self, episodes, env_step: int) -> None:
         """Mean return and length of finished collector episodes, in TensorBoard under ``collector/``."""
@@ -309,26 +311,26 @@ class TrainingRun(RunCheckpoints):
     def progress(self) -> None:
         now = time.perf_counter()
         dt, self._last_progress = max(now - self._last_progress, 1e-9), now
-        speed = self.throughput(self.env_step, self.learner.train_iter)
+        speed = self.throughput(self.counters.env_step, self.learner.train_iter)
         self.logger.scalars("learner", self.learner.pop_means() or {}, self.learner.train_iter, axis="train_iter")
-        self.logger.scalars("speed", speed, self.env_step)
+        self.logger.scalars("speed", speed, self.counters.env_step)
         age = self.batch_age()
-        self.logger.scalars("buffer", {"size": len(self.buffer), **(age or {})}, self.env_step)
+        self.logger.scalars("buffer", {"size": len(self.buffer), **(age or {})}, self.counters.env_step)
         age_text = "" if age is None else f" | age {age['batch_age_mean']:.1f}/{age['batch_age_max']}"
-        rates, detail, short = self.transport.progress(dt, self.env_step)
-        self.logger.progress(f"env_step {self.env_step:,} | train_iter {self.learner.train_iter:,} | "
+        rates, detail, short = self.transport.progress(dt, self.counters.env_step)
+        self.logger.progress(f"env_step {self.counters.env_step:,} | train_iter {self.learner.train_iter:,} | "
                              f"{speed['env_step_per_s']:,.0f} env steps/s{rates} | "
                              f"{speed['train_iter_per_s']:,.1f} it/s{detail}{age_text} | eval {self.eval_text()} | "
-                             f"{self.logger.wall_time:.1f} s", self.env_step,
+                             f"{self.logger.wall_time:.1f} s", self.counters.env_step,
                              f"train_iter {self.learner.train_iter:,}, {speed['train_iter_per_s']:,.1f} it/s{short}, "
                              f"eval {self.eval_text()}")
 
     def summary(self) -> Dict[str, Any]:
         """What the transport adds to result.json, given the run's speeds and where the learner's time went."""
-        env_step0, train_iter0, wall0 = getattr(self, "_start_at", (self.env_step, 0, 0.0))
+        env_step0, train_iter0, wall0 = getattr(self, "_start_at", (self.counters.env_step, 0, 0.0))
         wall = max(self.logger.wall_time - wall0, 1e-9)
         return self.transport.summary({
-            "env_step_per_s": round((self.env_step - env_step0) / wall, 1),
+            "env_step_per_s": round((self.counters.env_step - env_step0) / wall, 1),
             "train_iter_per_s": round((self.learner.train_iter - train_iter0) / wall, 1),
             "learner_time_s": {k: round(v, 3) for k, v in self._time.items()},
             "run_s": round(wall, 3),
@@ -341,12 +343,12 @@ class TrainingRun(RunCheckpoints):
             self.await_eval(PENDING_EVAL_TIMEOUT_S)
         self.transport.stop()
         it = self.learner.train_iter
-        if stop_reason in NORMAL_STOPS and stop_reason != "stop_value" and self.last_eval_iter != it:
+        if stop_reason in NORMAL_STOPS and stop_reason != "stop_value" and self.counters.last_eval_iter != it:
             # done once it completed: a ckpt_last written on an interrupt inside it says it did not, and --resume
             # (at the budget already) runs it then
             result = self.transport.evaluate_now(it)
-            self.last_eval_iter = it
-            self.record_eval(it, self.env_step, result)
+            self.counters.last_eval_iter = it
+            self.record_eval(it, self.counters.env_step, result)
         summary = self.summary()
         explain = getattr(self.transport, "bottleneck_line", None)
         line = explain(summary) if explain is not None else None
@@ -392,14 +394,14 @@ class TrainingRun(RunCheckpoints):
         """ckpt_last (if configured and ``save_last``) and result.json; prints the closing line. A stop signal that
         arrives meanwhile takes effect once both are written (``deferred_interrupts``), so they always agree."""
         with deferred_interrupts():
-            if save_last and self._hook.save_ckpt_after_run:
-                self.save("ckpt_last.pth.tar")
+            if save_last and self.cfg.policy.learn.learner.hook.save_ckpt_after_run:
+                self.checkpoints.save("ckpt_last.pth.tar")
             result = {
                 "stop_reason": stop_reason,
-                "env_step": self.env_step,
+                "env_step": self.counters.env_step,
                 "train_iter": self.learner.train_iter,
-                "best_return": None if math.isinf(self.best_return) else self.best_return,
-                "final_return": self.last_return,
+                "best_return": None if math.isinf(self.counters.best_return) else self.counters.best_return,
+                "final_return": self.counters.last_return,
                 "wall_time": round(self.logger.wall_time, 3),
                 **extra,
             }

@@ -8,7 +8,7 @@ import os
 import pytest
 import torch
 
-from ding_lite.entry.training_loop import TrainingRun
+from ding_lite.entry.run_checkpoints import RunCheckpoints
 from ding_lite.policy import PPOPolicy
 from ding_lite.run.checkpoint import REPLAY_BUFFER_FILE
 
@@ -32,12 +32,12 @@ def test_resume_continues_and_trains_only_on_fresh_unrolls(cli, in_tmp, monkeypa
     assert 0 < saved["n"] < 2, "expected the checkpoint's buffer to hold the last collection's left-over unroll"
 
     restored, gaps = {}, []
-    original_restore, forward_learn = TrainingRun._restore, PPOPolicy._forward_learn
+    original_restore, forward_learn = RunCheckpoints.restore, PPOPolicy._forward_learn
 
     def spy_restore(self, path, state):
         out = original_restore(self, path, state)
         restored["policy"] = copy.deepcopy(self.policy.learn_mode.state_dict())  # live tensors
-        restored["counters"] = (self.learner.train_iter, self.env_step)
+        restored["counters"] = (self.learner.train_iter, self.counters.env_step)
         return out
 
     def on_policy_learn(self, data):
@@ -47,7 +47,7 @@ def test_resume_continues_and_trains_only_on_fresh_unrolls(cli, in_tmp, monkeypa
         gaps.append((now - data["value"].flatten(0, 1)).abs().max().item())
         return forward_learn(self, data)
 
-    monkeypatch.setattr(TrainingRun, "_restore", spy_restore)
+    monkeypatch.setattr(RunCheckpoints, "restore", spy_restore)
     monkeypatch.setattr(PPOPolicy, "_forward_learn", on_policy_learn)
     res = cli.train(*ARGS, "--resume", config=CARTPOLE_PPO, env_step=960)
     assert res.exit_code == 0, res.output

@@ -154,18 +154,18 @@ def test_resume_continues_counters_logs_and_state(cli, in_tmp, monkeypatch):
     _wait_next_second(run)
 
     # record what the resumed run holds right after restoring ckpt_last
-    from ding_lite.entry.training_loop import TrainingRun
+    from ding_lite.entry.run_checkpoints import RunCheckpoints
     restored = {}
-    original_restore = TrainingRun._restore
+    original_restore = RunCheckpoints.restore
 
     def spy_restore(self, path, state):
         out = original_restore(self, path, state)
         restored["policy"] = copy.deepcopy(self.policy.learn_mode.state_dict())  # live tensors
         restored["rng"] = get_rng_state()
-        restored["train_iter"], restored["env_step"] = self.learner.train_iter, self.env_step
+        restored["train_iter"], restored["env_step"] = self.learner.train_iter, self.counters.env_step
         return out
 
-    monkeypatch.setattr(TrainingRun, "_restore", spy_restore)
+    monkeypatch.setattr(RunCheckpoints, "restore", spy_restore)
     res = cli.train("--resume", env_step=3000)
     assert res.exit_code == 0, res.output
 
