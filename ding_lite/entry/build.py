@@ -9,6 +9,7 @@ from easydict import EasyDict
 
 from ding_lite.config import compile_config
 from ding_lite.envs import EnvSpec, env_factory, make_vector_env
+from ding_lite.envs.env_spec import action_space_record
 from ding_lite.envs.action_adapter import check_action_bounds
 from ding_lite.envs.watchdog import watched_call
 from ding_lite.envs.obs_space import obs_shape_of
@@ -145,19 +146,26 @@ def model_memory_error(model: EasyDict, err: BaseException) -> Optional[ConfigEr
                        f"{keys}; make it smaller")
 
 
-def build(cfg: EasyDict, seed: int, model: Optional[torch.nn.Module] = None, collect: bool = True,
-          enable_field: Sequence[str] = ("learn", "collect", "eval")) -> Components:
-    """Create the vector envs (each env seeded by ``env_seeds``: collector rank 0, evaluator rank 0) and the policy;
-    a failure on the way closes the envs already made."""
+def build(cfg: EasyDict, seed: int, spec: Optional[EnvSpec] = None, model: Optional[torch.nn.Module] = None,
+          collect: bool = True, enable_field: Sequence[str] = ("learn", "collect", "eval")) -> Components:
+    """Create the vector envs (each env seeded by ``env_seeds``: collector rank 0, evaluator rank 0) and the policy.
+    ``spec``: the probe env's (``probe_env``, as the pipelines' preflight makes it), whose shapes are in ``cfg``
+    already: the vector envs must have the same spaces (a ConfigError names both where they differ). None: the
+    env-derived config values are filled from the vector envs' spaces here. A failure on the way closes the envs
+    already made."""
     collector_env = (make_vector_env(cfg.env, cfg.env.collector_env_num,
                                      env_seeds(seed, "collector", cfg.env.collector_env_num)) if collect else None)
     evaluator_env = None
     try:
         evaluator_env = make_vector_env(cfg.env, cfg.env.evaluator_env_num,
                                         env_seeds(seed, "evaluator", cfg.env.evaluator_env_num), role="evaluator")
-        probe = collector_env or evaluator_env
-        spec = EnvSpec.from_spaces(probe.single_observation_space, probe.single_action_space)
-        resolve_env_spaces(cfg, spec)
+        built = [EnvSpec.from_spaces(env.single_observation_space, env.single_action_space)
+                 for env in (collector_env, evaluator_env) if env is not None]
+        if spec is None:
+            spec = built[0]
+            resolve_env_spaces(cfg, spec)
+        for other in built:
+            check_same_spaces(spec, other, cfg)
         policy = make_policy(cfg.policy, model, enable_field)
     except BaseException:
         for env in (evaluator_env, collector_env):
@@ -165,6 +173,15 @@ def build(cfg: EasyDict, seed: int, model: Optional[torch.nn.Module] = None, col
                 env.close()
         raise
     return Components(cfg, collector_env, evaluator_env, spec, policy)
+
+
+def check_same_spaces(probed: EnvSpec, built: EnvSpec, cfg: EasyDict) -> None:
+    """The vector env's spaces (``built``) are the probe env's the config was resolved from (``probed``)."""
+    if (probed.obs_space, action_space_record(probed)) != (built.obs_space, action_space_record(built)):
+        raise ConfigError(f"env '{cfg.env.env_id or cfg.env.type}' with env.manager.type={cfg.env.manager.type!r}: "
+                          f"its vector env's spaces ({built.obs_space}, {action_space_record(built)}) differ from a "
+                          f"single env's ({probed.obs_space}, {action_space_record(probed)}), which the config's "
+                          f"model shapes were filled from; use env.manager.type='base' or make the two agree")
 
 
 def buffer_class(cfg: EasyDict) -> type:

@@ -50,7 +50,7 @@ def eval_pipeline(input_cfg: ConfigInput, load_path: str, seed: Optional[int] = 
                           defaults=model_type_defaults(cfg.policy.model.type))
     check_env_fits(state, spec, load_path, cfg.env.env_id or cfg.env.type, action="evaluate")
     set_seed(seed)
-    parts = build(cfg, seed, collect=False, enable_field=("eval",))
+    parts = build(cfg, seed, spec, collect=False, enable_field=("eval",))
     evaluator = None
     try:
         video = EvalVideo(cfg.env, seed, video_dir) if video_dir is not None else None

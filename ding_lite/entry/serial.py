@@ -43,7 +43,7 @@ def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, env_sett
 
     def make_run() -> TrainingRun:
         set_seed(seed)
-        parts = build(cfg, seed, model)
+        parts = build(cfg, seed, spec, model)
         transport = InProcessTransport(cfg, parts.policy, parts.collector_env, parts.evaluator_env, seed,
                                        run_dir)
         run = TrainingRun(cfg, seed, run_dir, parts.policy, transport)

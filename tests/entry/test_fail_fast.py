@@ -9,6 +9,7 @@
 * a warm-up at or above ``--env-step`` is capped to half the budget with a warning; a budget that ends before the
   first update is a warning.
 """
+import dataclasses
 import errno
 import os
 import warnings
@@ -260,3 +261,28 @@ def test_a_parallel_worker_whose_env_cannot_be_built_stops_the_run_with_the_caus
     res = cli("-m", "parallel", "-c", str(config), "-q", "--env-step", "2000")
     assert_user_error(res, f"ImportError: {CHILD_ERROR}", "could not be built in")
     assert "restart" not in res.output.lower(), res.output
+
+
+# ---- the env-derived config values: filled once, from the probe env ---------------------------------------------------
+@pytest.mark.parametrize("mode", ["serial", "eval"])
+def test_a_pipeline_fills_the_env_derived_config_values_once_from_its_probe_env(mode, cli, in_tmp, monkeypatch):
+    calls = []
+    original = build_module.resolve_env_spaces
+    monkeypatch.setattr(build_module, "resolve_env_spaces", lambda cfg, spec: calls.append(spec) or original(cfg, spec))
+    res = cli("-m", "serial", "-c", CARTPOLE, "-q", "--env-step", "400", *SMALL)
+    assert res.exit_code == 0, res.output
+    if mode == "eval":
+        calls.clear()
+        res = cli("-m", "eval", "-c", CARTPOLE, "-q", *SMALL, "--load-path",
+                  os.path.join("cartpole_impala_seed0", "ckpt", "ckpt_last.pth.tar"))
+        assert res.exit_code == 0, res.output
+    assert len(calls) == 1, calls
+
+
+def test_a_vector_env_whose_spaces_differ_from_the_probe_envs_is_a_config_error_naming_both():
+    cfg = compile_input(read_config_file(CARTPOLE), 0, SMALL_DICT)
+    spec, _ = probe_env(cfg, 0)
+    other = dataclasses.replace(spec, obs_space={"space": "box", "shape": [5], "dtype": "float32"})
+    with pytest.raises(UserError, match=r"its vector env's spaces \(\{'space': 'box', 'shape': \[4\].* differ from a "
+                                        r"single env's \(\{'space': 'box', 'shape': \[5\]"):
+        build(cfg, 0, other)
