@@ -1,5 +1,5 @@
-"""APPO on Atari Pong beside IMPALA (issue 47): dizoo_configs/pong_appo.py (pong_impala.py's sizes and settings with
-PPO's clipped surrogate on V-trace's advantages) on atari_impala.py's Pong task: the same seeds, budget (2.5M env
+"""APPO on Atari Pong beside IMPALA (issue 47): dizoo_configs/pong_appo.py (pong_impala.py's sizes, data flow and
+schedule with PPO's clipped surrogate on V-trace's advantages) on atari_impala.py's Pong task: the same seeds, budget (2.5M env
 steps, 10M frames), checkpoints, bar (a median of at most 8M frames to an evaluation of 20), published points and
 run settings (10 greedy evaluation episodes on 5 envs; envpool's envs on one thread beside one torch thread), so that
 the two suites' tables compare row for row."""
