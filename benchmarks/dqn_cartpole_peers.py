@@ -24,7 +24,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from machine import write_results  # noqa: E402  (benchmarks/machine.py)
-from ppo_cartpole_peers import ENV_ID, ROOT, TARGET, _commit, evaluate, print_table, run_ding_lite, summarise  # noqa: E402
+from ppo_cartpole_peers import ENV_ID, ROOT, TARGET, _commit, evaluate, print_table, run_ding_lite, summarise  # noqa: E402,F401
 
 CONFIG = os.path.join(ROOT, "dizoo_configs", "cartpole_dqn.py")
 # rl-baselines3-zoo's DQN hyperparameters for CartPole-v1, as SB3 takes them (and cartpole_dqn.py holds them).
@@ -39,9 +39,11 @@ def run_ding(seed: int, budget: int, eval_every: int) -> dict:
     return run_ding_lite(seed, budget, eval_every, config=CONFIG, iters_per_env_step=UPDATES_PER_ENV_STEP)
 
 
-def run_sb3(seed: int, budget: int, eval_every: int) -> dict:
-    """SB3's DQN with rl-zoo's hyperparameters; the shared evaluation at the start of each rollout (after the update
-    phase on the previous one) that reaches a multiple of ``eval_every`` env steps."""
+def run_sb3(seed: int, budget: int, eval_every: int, hp: dict = HP, env_id: str = ENV_ID, target: float = TARGET,
+            episodes: int = 5) -> dict:
+    """SB3's DQN with rl-zoo's hyperparameters ``hp``; the shared evaluation (``episodes`` greedy episodes) at the
+    start of each rollout (after the update phase on the previous one) that reaches a multiple of ``eval_every`` env
+    steps."""
     from stable_baselines3 import DQN
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -52,19 +54,20 @@ def run_sb3(seed: int, budget: int, eval_every: int) -> dict:
 
         def _on_rollout_start(self) -> None:
             if self.hit is None and self.num_timesteps >= self.next_eval:
-                self.last = evaluate(lambda o: int(self.model.predict(o, deterministic=True)[0]), seed)
+                self.last = evaluate(lambda o: int(self.model.predict(o, deterministic=True)[0]), seed, episodes,
+                                     env_id)
                 self.evals += 1
                 self.next_eval += eval_every
-                if self.last >= TARGET:
+                if self.last >= target:
                     self.hit = self.num_timesteps
 
         def _on_step(self) -> bool:
             return self.hit is None
 
     start = time.perf_counter()
-    hp = {k: v for k, v in HP.items() if k != "net_arch"}
-    model = DQN("MlpPolicy", gym.make(ENV_ID), policy_kwargs=dict(net_arch=HP["net_arch"]), seed=seed, device="cpu",
-                verbose=0, **hp)
+    kwargs = {k: v for k, v in hp.items() if k != "net_arch"}
+    model = DQN("MlpPolicy", gym.make(env_id), policy_kwargs=dict(net_arch=hp["net_arch"]), seed=seed, device="cpu",
+                verbose=0, **kwargs)
     stop = EvalStop()
     model.learn(total_timesteps=budget, callback=stop)
     wall = time.perf_counter() - start

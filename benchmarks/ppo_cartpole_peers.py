@@ -50,9 +50,10 @@ HP = dict(n_envs=8, n_steps=32, n_epochs=10, batch_size=64, lr=1e-3, gamma=0.98,
 CONTESTANTS = ("ding_lite", "sb3", "cleanrl")
 
 
-def evaluate(act: Callable[[np.ndarray], int], seed: int, episodes: int = HP["eval_episodes"]) -> float:
-    """Mean return of ``episodes`` episodes of ``act`` (observation -> greedy action) on fresh CartPole-v1 envs."""
-    env = gym.make(ENV_ID)
+def evaluate(act: Callable[[np.ndarray], int], seed: int, episodes: int = HP["eval_episodes"],
+             env_id: str = ENV_ID) -> float:
+    """Mean return of ``episodes`` episodes of ``act`` (observation -> greedy action) on fresh ``env_id`` envs."""
+    env = gym.make(env_id)
     returns = []
     for i in range(episodes):
         obs, _ = env.reset(seed=10_000 * (seed + 1) + i)
@@ -67,8 +68,8 @@ def evaluate(act: Callable[[np.ndarray], int], seed: int, episodes: int = HP["ev
 
 
 def run_ding_lite(seed: int, budget: int, eval_every: int, config: str = CONFIG,
-                  iters_per_env_step: Optional[float] = None) -> dict:
-    """The shipped ``config`` through ``serial_pipeline``; env steps to 475 from its eval.csv. ``eval_every`` env
+                  iters_per_env_step: Optional[float] = None, target: float = TARGET) -> dict:
+    """The shipped ``config`` through ``serial_pipeline``; env steps to ``target`` (475) from its eval.csv. ``eval_every`` env
     steps become the config's ``eval_freq`` in train iterations: one per collection of ``HP``'s n_envs x n_steps
     (PPO), or ``iters_per_env_step`` of them per env step."""
     import csv
@@ -98,7 +99,7 @@ def run_ding_lite(seed: int, budget: int, eval_every: int, config: str = CONFIG,
             rows = list(csv.DictReader(f))
         with open(os.path.join(run_dir, "result.json")) as f:
             result = json.load(f)
-    hit = next((r for r in rows if float(r["return_mean"]) >= TARGET), None)
+    hit = next((r for r in rows if float(r["return_mean"]) >= target), None)
     return {"reached": hit is not None, "env_steps": int(hit["env_step"]) if hit else int(result["env_step"]),
             "wall_s": wall, "run_clock_s": float(hit["wall_time"]) if hit else float(result["wall_time"]),
             "evaluations": len(rows), "last_eval": float(rows[-1]["return_mean"])}
@@ -279,8 +280,8 @@ def summarise(runs: list) -> dict:
     return out
 
 
-def print_table(summary: dict, algorithm: str = "PPO") -> None:
-    print(f"\nCartPole-v1 {algorithm}, env steps and wall seconds to the first evaluation mean >= {TARGET:g} "
+def print_table(summary: dict, algorithm: str = "PPO", env_id: str = ENV_ID, target: float = TARGET) -> None:
+    print(f"\n{env_id} {algorithm}, env steps and wall seconds to the first evaluation mean >= {target:g} "
           "(median over the seeds that reached it, [range]):")
     print(f"{'contestant':12}{'reached':>9}{'env steps':>12}{'range':>18}{'wall s':>9}{'range':>16}"
           f"{'ms/env step':>13}")

@@ -37,6 +37,11 @@ def missing(module: str, install: str) -> Callable[[], Optional[str]]:
     return check
 
 
+def any_of(*checks: Callable[[], Optional[str]]) -> Callable[[], Optional[str]]:
+    """A check that gives the first reason to skip of ``checks``, else None."""
+    return lambda: next((reason for reason in (check() for check in checks) if reason), None)
+
+
 def no_cuda() -> Optional[str]:
     import torch
     return None if torch.cuda.is_available() else "torch sees no CUDA device"
@@ -68,6 +73,9 @@ SUITE: List[Benchmark] = [
               10, quick=("--quick",), skip=missing("stable_baselines3", "the bench extra: pip install -e '.[bench]'")),
     Benchmark("dqn_cartpole_peers", "DQN env steps and seconds to 475 on CartPole beside SB3 (rl-zoo's settings)", 6,
               quick=("--quick",), skip=missing("stable_baselines3", "the bench extra: pip install -e '.[bench]'")),
+    Benchmark("dqn_lunarlander_peers", "DQN env steps and seconds to 200 on LunarLander beside SB3 (rl-zoo's settings)",
+              20, quick=("--quick",), skip=any_of(missing("stable_baselines3", "the bench extra: pip install -e '.[bench]'"),
+                                                  missing("Box2D", "the box2d extra: pip install -e '.[box2d]'"))),
     Benchmark("parallel_scaling", "serial against parallel mode (1 and 2 collectors), CartPole IMPALA", 5,
               full=("--repeats", "5"), quick=("--modes", "parallel1", "--env-step", "2000")),
     Benchmark("autocast_speed", "Pong PPO and IMPALA training env steps/s in float32 and bfloat16 (envpool)", 5,

@@ -37,7 +37,8 @@ def check(done: subprocess.CompletedProcess, tmp_path, names) -> None:
 
 @pytest.mark.slow
 def test_quick_suite_in_process_benchmarks_and_skips(tmp_path):
-    names = ["collector_throughput", "buffer", "sac_speed", "ppo_cartpole_peers", "dqn_cartpole_peers", "gpu_check"]
+    names = ["collector_throughput", "buffer", "sac_speed", "ppo_cartpole_peers", "dqn_cartpole_peers",
+             "dqn_lunarlander_peers", "gpu_check"]
     check(quick(tmp_path, *names), tmp_path, names)
 
 
