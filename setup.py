@@ -9,14 +9,15 @@ setup(
     packages=find_packages(include=["ding_lite", "ding_lite.*"]),
     python_requires=">=3.9",
     install_requires=[
-        # 2.6: torch.load(weights_only=True) became the default, after the fixes that keep it from being bypassed
-        # (CVE-2025-32434); checkpoints load with weights_only=True and nothing else.
-        "torch>=2.6",
+        # The oldest releases the tests pass on (.ci/bounds runs the quick tier on them; .ci/run on the newest
+        # gymnasium and numpy). torch 2.13 and numpy 1.26 are the oldest measured (checkpoints load with
+        # weights_only=True and nothing else, safe since torch 2.6: CVE-2025-32434).
+        "torch>=2.13",
         "easydict",
         "gymnasium>=1.1",
         "tensorboardX",
         "click>=8",
-        "numpy",
+        "numpy>=1.26",
         # The live progress line on a terminal (small, pure Python, no dependencies of its own).
         "tqdm",
     ],

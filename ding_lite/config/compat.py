@@ -11,6 +11,8 @@ not a setting, so there is nothing to fix, and refusing it would only make DI-en
 """
 from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
 
+import gymnasium as gym
+
 # Keys removed from the user's config without a message, wherever they occur (see the module docstring).
 IGNORED_KEYS = ("cfg_type",)
 
@@ -289,6 +291,10 @@ DI_ENGINE_ENV_IDS: Dict[str, str] = {
                                                "Reacher", "InvertedPendulum", "InvertedDoublePendulum",
                                                "HumanoidStandup", "Pusher")},
 }
+# An id the installed gymnasium does not register yet while it registers the old one (Taxi-v4 came with gymnasium
+# 1.4; setup.py allows 1.1): the old id is the current one there, and stays.
+DI_ENGINE_ENV_IDS = {old: new for old, new in DI_ENGINE_ENV_IDS.items()
+                     if new in gym.registry or old not in gym.registry}
 # Of those, the mujoco-py ids that gymnasium still registers, only to fail when made: refused with the -v5 id.
 MUJOCO_PY_ENV_IDS = tuple(k for k in DI_ENGINE_ENV_IDS
                           if k.endswith(("-v2", "-v3")) and DI_ENGINE_ENV_IDS[k].endswith("-v5"))

@@ -2,8 +2,9 @@
 
 gymnasium's vector envs write each env's observation and reward into preallocated arrays; an observation of another
 shape than ``observation_space`` fails there with "Output array is the wrong shape" (or "could not broadcast"), and a
-reward that is not a scalar (``np.array([1.0])``) with "setting an array element with a sequence", neither naming
-the env. ``guard_outputs`` translates exactly those errors into ``EnvOutputError`` naming the env, the call and the
+reward that is not a scalar (``np.array([1.0, 1.0])``; a one-element array too from numpy 2.4, earlier numpy takes
+it as its element with a DeprecationWarning) with "setting an array element with a sequence", neither naming the
+env. ``guard_outputs`` translates exactly those errors into ``EnvOutputError`` naming the env, the call and the
 fix (``ding_lite check-env`` finds which output it is); any other error passes through unchanged. Nothing runs per
 step when the env is well-behaved: the check is in the error path only.
 """

@@ -41,9 +41,9 @@ def build_error_message(err: BaseException, env_name: str, role: str, index: int
 
 
 def env_worker(index: int, env_fn: Callable[[], Any], pipe: Any, parent_pipe: Any, shared_memory: Any,
-               error_queue: Any, autoreset_mode: Any, semaphore: Any, *, env_name: str = "?",
-               role: str = "collector") -> None:
-    """A ``worker`` for ``gymnasium.vector.AsyncVectorEnv`` (its 8 arguments; ``env_name`` and ``role`` bound with
+               error_queue: Any, *rest: Any, env_name: str = "?", role: str = "collector") -> None:
+    """A ``worker`` for ``gymnasium.vector.AsyncVectorEnv`` (its arguments, ``rest`` handed on as they come:
+    ``autoreset_mode``, and from gymnasium 1.4 a ``semaphore``; ``env_name`` and ``role`` bound with
     ``functools.partial`` for the message). The env is made here: on success gymnasium's ``_async_worker`` runs with
     it; on failure the error goes to ``error_queue`` and every command is answered as failed until the main process
     closes the pipe. The process ignores SIGINT: Ctrl-C in a terminal reaches every process of the group, and the
@@ -73,7 +73,7 @@ def env_worker(index: int, env_fn: Callable[[], Any], pipe: Any, parent_pipe: An
             pipe.close()
         return
     try:
-        _async_worker(index, lambda: env, pipe, parent_pipe, shared_memory, error_queue, autoreset_mode, semaphore)
+        _async_worker(index, lambda: env, pipe, parent_pipe, shared_memory, error_queue, *rest)
     except (EOFError, BrokenPipeError, ConnectionResetError):
         # The main process closed its end while this process answered (it stopped on a signal, or is gone): there is
         # nobody to answer, and the traceback gymnasium's worker would print is not an error of the run.

@@ -130,6 +130,10 @@ def test_all_118_port_and_compile_or_are_refused(rows, tmp_path_factory):
 
 
 def test_the_walk_table_of_the_doc_is_up_to_date(rows):
+    import gymnasium as gym
+    if "Taxi-v4" not in gym.registry:
+        pytest.skip("the doc's table is the walk on gymnasium >= 1.4, which has Taxi-v4 for DI-engine's Taxi-v3; "
+                    "an older gymnasium keeps Taxi-v3 (tests/config/test_port_dizoo.py checks that it compiles)")
     with open(DOC, encoding="utf-8") as f:
         doc = f.read()
     assert doc[doc.index(BEGIN) + len(BEGIN):doc.index(END)] == walk_markdown(rows), (

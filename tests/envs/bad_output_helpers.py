@@ -12,11 +12,13 @@ class WrongShapeObs(gym.Wrapper):
 
 
 class ArrayReward(gym.Wrapper):
-    """step() returns the reward as np.array([r]) instead of a scalar."""
+    """step() returns the reward as np.array([r, r]) instead of a scalar (numpy before 2.4 takes a one-element array
+    as the element it is written into, with a DeprecationWarning, so a one-element one is not an error on every numpy
+    setup.py allows)."""
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(action)
-        return obs, np.array([reward]), terminated, truncated, info
+        return obs, np.array([reward, reward]), terminated, truncated, info
 
 
 class WrongShapeReset(gym.Wrapper):
